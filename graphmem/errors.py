@@ -1,0 +1,45 @@
+"""graphmem's exception tree.
+
+Every error graphmem raises on purpose is a ``GraphMemError``. Backend errors
+(sqlite3, neo4j) and pydantic validation errors are mapped at the edge with
+``raise ... from exc`` so callers only ever need to catch this tree.
+"""
+
+from __future__ import annotations
+
+
+class GraphMemError(Exception):
+    """Root of every error graphmem raises."""
+
+
+class ValidationError(GraphMemError, ValueError):
+    """Input that graphmem refuses: empty or oversized text, bad vectors, malformed records."""
+
+
+class ImportFormatError(ValidationError):
+    """A line of an import file that could not be read; carries its line number."""
+
+    def __init__(self, line: int, reason: str) -> None:
+        super().__init__(f"line {line}: {reason}")
+        self.line = line
+        self.reason = reason
+
+
+class NotFoundError(GraphMemError, LookupError):
+    """An id or a name that does not exist in the namespace asked for."""
+
+
+class NamespaceNotFoundError(NotFoundError):
+    """A namespace nothing was ever written to."""
+
+
+class ConfigurationError(GraphMemError):
+    """Settings that cannot work: unknown backend, embedder mismatch with the store, missing model."""
+
+
+class StoreError(GraphMemError):
+    """The storage backend failed (I/O, locking, corruption)."""
+
+
+class EmbeddingError(GraphMemError):
+    """The embedding model failed or produced unusable vectors."""

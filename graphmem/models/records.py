@@ -1,0 +1,291 @@
+"""The stored records: every node of the memory graph, and its edges."""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import time
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator
+
+NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@\-]{0,127}$"
+MAX_TEXT_CHARS = 20_000
+
+_last_ts = 0
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def new_id(prefix: str) -> str:
+    """A time-ordered id (`mem_0190f3...`): sorts by creation, unique without coordination."""
+    global _last_ts
+    ts = max(time.time_ns() // 1000, _last_ts + 1)  # microseconds, strictly increasing in-process
+    _last_ts = ts
+    return f"{prefix}_{ts:014x}{os.urandom(5).hex()}"
+
+
+def _to_utc(value: datetime) -> datetime:
+    # Naive datetimes are read as UTC (documented); aware ones are converted.
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+def _clean_text(value: str) -> str:
+    value = _CONTROL.sub("", value).strip()
+    if not value:
+        raise ValueError("text must not be empty")
+    if len(value) > MAX_TEXT_CHARS:
+        raise ValueError(f"text has {len(value)} characters; the limit is {MAX_TEXT_CHARS}")
+    return value
+
+
+UTCDateTime = Annotated[datetime, AfterValidator(_to_utc)]
+Namespace = Annotated[str, StringConstraints(pattern=NAMESPACE_PATTERN)]
+Text = Annotated[str, AfterValidator(_clean_text)]
+Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+ShortStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+
+
+class Status(str, Enum):
+    active = "active"
+    superseded = "superseded"
+    archived = "archived"
+
+
+class Source(str, Enum):
+    """How a memory was learned; sets its default confidence."""
+
+    user_stated = "user_stated"
+    inferred = "inferred"
+    observed = "observed"
+
+
+SOURCE_CONFIDENCE = {Source.user_stated: 1.0, Source.inferred: 0.7, Source.observed: 0.5}
+
+
+class EdgeType(str, Enum):
+    DERIVED_FROM = "DERIVED_FROM"  # Memory -> Message
+    PRODUCED = "PRODUCED"  # Episode -> Memory
+    COVERS = "COVERS"  # Episode -> Message
+    NEXT = "NEXT"  # Episode -> Episode
+    MENTIONS = "MENTIONS"  # Memory|Episode|Message -> Entity  {role}
+    RELATES_TO = "RELATES_TO"  # Entity -> Entity {predicate, memory_id, valid_at, invalid_at}
+    SUPERSEDES = "SUPERSEDES"  # Memory -> Memory {reason, at}
+    MERGED_INTO = "MERGED_INTO"  # Memory -> Memory
+
+
+class Record(BaseModel):
+    """Fields every node shares. ``namespace`` is the tenant: nothing is read without one."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_enum_values=False)
+
+    id: str = ""
+    namespace: Namespace = "default"
+    created_at: UTCDateTime = Field(default_factory=utcnow)
+    updated_at: UTCDateTime = Field(default_factory=utcnow)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    kind: str = ""
+    _prefix: str = "rec"
+
+    def model_post_init(self, __context: Any) -> None:
+        if not self.id:
+            self.id = new_id(self._prefix)
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, value: str) -> str:
+        if value and not re.fullmatch(r"[A-Za-z0-9_\-:.]{1,128}", value):
+            raise ValueError("ids use letters, digits and _-:. only (at most 128)")
+        return value
+
+
+class Scorable(Record):
+    """Fields the five-factor score reads."""
+
+    importance: Unit = 0.5
+    confidence: Unit = 1.0
+    status: Status = Status.active
+    access_count: int = Field(0, ge=0)
+    last_accessed_at: UTCDateTime | None = None
+
+
+class Session(Record):
+    kind: Literal["session"] = "session"
+    _prefix = "ses"
+    title: str = ""
+    summary: str = ""  # L1: the rolling working summary
+    summary_updated_at: UTCDateTime | None = None
+    message_count: int = Field(0, ge=0)
+    last_message_at: UTCDateTime | None = None
+
+
+class Message(Scorable):
+    """A raw conversation turn: the audit trail, and searchable at once (the fast path)."""
+
+    kind: Literal["message"] = "message"
+    _prefix = "msg"
+    session_id: ShortStr
+    role: Literal["user", "assistant", "system", "tool"] = "user"
+    speaker: str = ""
+    content: Text
+    seq: int = Field(0, ge=0)
+    importance: Unit = 0.3
+    confidence: Unit = 0.5
+    extracted: bool = False  # set once an extraction window has represented it
+    entities: list[str] = Field(default_factory=list)
+    keywords: list[str] = Field(default_factory=list)
+
+
+class MemoryRecord(Scorable):
+    """One discrete fact or preference (the semantic layer).
+
+    Named ``MemoryRecord`` so that ``graphmem.Memory`` can be the facade users open."""
+
+    kind: Literal["memory"] = "memory"
+    _prefix = "mem"
+    text: Text
+    category: ShortStr = "fact"
+    subject: str | None = None
+    predicate: str | None = None
+    object: str | None = None
+    source: Source = Source.user_stated
+    valid_at: UTCDateTime | None = None
+    invalid_at: UTCDateTime | None = None
+    source_message_ids: list[str] = Field(default_factory=list)
+    episode_id: str | None = None
+    entities: list[str] = Field(default_factory=list)  # names as written, resolved to Entity ids by MENTIONS edges
+    keywords: list[str] = Field(default_factory=list)
+
+
+class Entity(Record):
+    kind: Literal["entity"] = "entity"
+    _prefix = "ent"
+    name: ShortStr
+    type: str = "thing"  # person, org, place, thing, concept, event, date, ...
+    aliases: list[str] = Field(default_factory=list)
+    description: str = ""
+
+
+class Episode(Scorable):
+    """What happened in a stretch of conversation."""
+
+    kind: Literal["episode"] = "episode"
+    _prefix = "epi"
+    session_id: str | None = None
+    summary: Text
+    message_ids: list[str] = Field(default_factory=list)
+    memory_ids: list[str] = Field(default_factory=list)
+    previous_episode_id: str | None = None
+    start_at: UTCDateTime | None = None
+    end_at: UTCDateTime | None = None
+    keywords: list[str] = Field(default_factory=list)
+
+
+class Step(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: Text
+
+
+class Procedure(Scorable):
+    """A learned workflow: the task it serves and its ordered steps."""
+
+    kind: Literal["procedure"] = "procedure"
+    _prefix = "prc"
+    task: Text
+    steps: list[Step] = Field(min_length=1)
+    seen_count: int = Field(1, ge=0)
+    success_count: int = Field(0, ge=0)
+    keywords: list[str] = Field(default_factory=list)
+
+
+Node = Session | Message | MemoryRecord | Entity | Episode | Procedure
+NODE_TYPES: dict[str, type[Record]] = {
+    "session": Session,
+    "message": Message,
+    "memory": MemoryRecord,
+    "entity": Entity,
+    "episode": Episode,
+    "procedure": Procedure,
+}
+NodeKind = Literal["session", "message", "memory", "entity", "episode", "procedure"]
+Layer = Literal["memory", "episode", "procedure", "message"]
+LAYERS: tuple[Layer, ...] = ("memory", "episode", "procedure", "message")
+
+
+class Edge(BaseModel):
+    """A typed, directed edge between two nodes of one namespace. ``key`` tells parallel
+    edges of one type apart (a relation's predicate)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    namespace: Namespace = "default"
+    source: str
+    type: EdgeType
+    target: str
+    key: str = ""
+    props: dict[str, Any] = Field(default_factory=dict)
+    created_at: UTCDateTime = Field(default_factory=utcnow)
+
+
+class Relation(BaseModel):
+    """A relation edge between two entities, derived from a fact."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    namespace: Namespace = "default"
+    source_id: str
+    predicate: ShortStr
+    target_id: str
+    memory_id: str | None = None
+    valid_at: UTCDateTime | None = None
+    invalid_at: UTCDateTime | None = None
+
+    def to_edge(self) -> Edge:
+        return Edge(
+            namespace=self.namespace,
+            source=self.source_id,
+            type=EdgeType.RELATES_TO,
+            target=self.target_id,
+            key=self.predicate,
+            props={
+                "predicate": self.predicate,
+                "memory_id": self.memory_id,
+                "valid_at": self.valid_at.isoformat() if self.valid_at else None,
+                "invalid_at": self.invalid_at.isoformat() if self.invalid_at else None,
+            },
+        )
+
+    @classmethod
+    def from_edge(cls, edge: Edge) -> "Relation":
+        p = edge.props
+        return cls(
+            namespace=edge.namespace,
+            source_id=edge.source,
+            target_id=edge.target,
+            predicate=p.get("predicate") or edge.key,
+            memory_id=p.get("memory_id"),
+            valid_at=p.get("valid_at"),
+            invalid_at=p.get("invalid_at"),
+        )
+
+
+def check_vector(vector: Any, dim: int) -> None:
+    """Raise ValueError unless ``vector`` is a finite vector of length ``dim``."""
+    import numpy as np
+
+    arr = np.asarray(vector, dtype=np.float32)
+    if arr.ndim != 1 or arr.shape[0] != dim:
+        raise ValueError(f"vector has shape {arr.shape}; expected ({dim},)")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("vector contains NaN or infinite values")
+    if not math.isfinite(float(np.linalg.norm(arr))) or float(np.linalg.norm(arr)) == 0.0:
+        raise ValueError("vector has zero length")

@@ -1,0 +1,92 @@
+"""What reads return: scored results with their factor breakdown, context blocks, histories."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .records import Entity, Episode, Message, MemoryRecord, Procedure, Relation
+
+Item = Annotated[Union[MemoryRecord, Episode, Procedure, Message], Field(discriminator="kind")]
+
+
+class ScoreBreakdown(BaseModel):
+    """Each factor in 0..1, and the weighted total. ``semantic``, ``keyword`` and ``graph``
+    are the signals blended into ``relevance``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    relevance: float
+    importance: float
+    confidence: float
+    recency: float
+    frequency: float
+    semantic: float = 0.0
+    keyword: float = 0.0
+    graph: float = 0.0
+    total: float
+
+
+class ScoredItem(BaseModel):
+    layer: Literal["memory", "episode", "procedure", "message"]
+    item: Item
+    score: float
+    breakdown: ScoreBreakdown
+    matched_by: list[Literal["vector", "keyword", "graph"]] = Field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return self.item.id
+
+    @property
+    def text(self) -> str:
+        return item_text(self.item)
+
+
+def item_text(item: MemoryRecord | Episode | Procedure | Message) -> str:
+    """The one-line text of any recallable item."""
+    if isinstance(item, MemoryRecord):
+        return item.text
+    if isinstance(item, Episode):
+        return item.summary
+    if isinstance(item, Procedure):
+        steps = "; ".join(f"{i}. {s.text}" for i, s in enumerate(item.steps, 1))
+        return f"{item.task}: {steps}"
+    who = item.speaker or item.role
+    return f"{who}: {item.content}"
+
+
+class ContextSection(BaseModel):
+    name: Literal["soul", "memories", "episodes", "procedures", "recent", "summary"]
+    tokens: int
+    item_ids: list[str] = Field(default_factory=list)
+
+
+class Context(BaseModel):
+    """A prompt block packed into a token budget."""
+
+    text: str
+    tokens: int
+    budget: int
+    items: list[ScoredItem]
+    sections: list[ContextSection]
+    dropped: int = Field(0, description="recalled items that did not fit the budget")
+    timings_ms: dict[str, float]
+
+
+class History(BaseModel):
+    """A memory with what it superseded and what superseded it (oldest first)."""
+
+    memory: MemoryRecord
+    supersedes: list[MemoryRecord]
+    superseded_by: list[MemoryRecord]
+    reasons: dict[str, str] = Field(default_factory=dict, description="memory id -> reason of its SUPERSEDES edge")
+
+
+class Neighbourhood(BaseModel):
+    entity: Entity
+    entities: list[Entity]
+    relations: list[Relation]
+    memories: list[MemoryRecord]
+    hops: dict[str, int]

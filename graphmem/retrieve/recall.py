@@ -1,0 +1,178 @@
+"""Hybrid recall: vector, keyword and graph candidates per layer, the five-factor score,
+then a merge that keeps every layer in view."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from ..embed import Embedder
+from ..models import LAYERS, EdgeType, Layer, ScoredItem, Status, utcnow
+from ..settings import RecallOptions
+from ..store import Store
+from ..text import EntityTagger, keywords, segment
+from .scoring import score
+
+log = logging.getLogger(__name__)
+
+# Graph score of a memory by how far the entity it mentions is from an entity in the query.
+_HOP_SCORE = {0: 1.0, 1: 0.6, 2: 0.35, 3: 0.2}
+
+
+@dataclass
+class _Candidate:
+    semantic: float | None = None
+    keyword_raw: float = 0.0
+    graph: float = 0.0
+    via: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RecallResult:
+    items: list[ScoredItem]
+    timings_ms: dict[str, float]
+    query_entities: list[str]
+
+
+class Recaller:
+    """Runs recall against any ``Store``; holds no state of its own beyond its parts."""
+
+    def __init__(self, store: Store, embedder: Embedder, tagger: EntityTagger) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.tagger = tagger
+
+    def query_entities(self, namespace: str, query: str) -> dict[str, str]:
+        """Known entities named in the query (by NER or by an n-gram equal to a known name
+        or alias) -> their ids."""
+        names = {t.name for t in self.tagger.tag(query)}
+        tokens = segment(query)
+        for n in (1, 2, 3):
+            for i in range(len(tokens) - n + 1):
+                names.add(" ".join(tokens[i : i + n]))
+                names.add("".join(tokens[i : i + n]))  # Chinese names split by jieba
+        found = self.store.find_entities(namespace, names)
+        return {e.name: e.id for e in found.values()}
+
+    def recall(
+        self,
+        namespace: str,
+        query: str,
+        *,
+        k: int,
+        options: RecallOptions,
+        layers: Sequence[Layer] = LAYERS,
+        statuses: Sequence[Status] = (Status.active,),
+        session_id: str | None = None,
+        now: datetime | None = None,
+        query_vector: np.ndarray | None = None,
+    ) -> RecallResult:
+        now = now or utcnow()
+        timings: dict[str, float] = {}
+        t0 = time.perf_counter()
+        qvec = query_vector if query_vector is not None else self.embedder.embed([query], query=True)[0]
+        timings["embed"] = (time.perf_counter() - t0) * 1000
+
+        t1 = time.perf_counter()
+        entities = self.query_entities(namespace, query) if "memory" in layers and options.graph_depth >= 0 else {}
+        graph_hits = self._graph_candidates(namespace, list(entities.values()), options) if entities else {}
+        timings["graph"] = (time.perf_counter() - t1) * 1000
+
+        t2 = time.perf_counter()
+        per_layer: dict[str, dict[str, _Candidate]] = {}
+        for layer in layers:
+            cands: dict[str, _Candidate] = {}
+            for node_id, sim in self.store.vector_search(namespace, layer, qvec, options.vector_candidates, statuses):
+                c = cands.setdefault(node_id, _Candidate())
+                c.semantic = max(0.0, sim)
+                c.via.append("vector")
+            for node_id, bm25 in self.store.keyword_search(namespace, layer, query, options.keyword_candidates, statuses):
+                c = cands.setdefault(node_id, _Candidate())
+                c.keyword_raw = bm25
+                c.via.append("keyword")
+            if layer == "memory":
+                for node_id, g in graph_hits.items():
+                    c = cands.setdefault(node_id, _Candidate())
+                    c.graph = g
+                    c.via.append("graph")
+            if len(cands) > options.max_candidates:
+                ranked = sorted(cands.items(), key=lambda kv: -(kv[1].semantic or 0) - kv[1].graph - (kv[1].keyword_raw > 0))
+                cands = dict(ranked[: options.max_candidates])
+            per_layer[layer] = cands
+        timings["candidates"] = (time.perf_counter() - t2) * 1000
+
+        t3 = time.perf_counter()
+        allowed = {Status(s) for s in statuses}
+        scored_by_layer: dict[str, list[ScoredItem]] = {}
+        for layer, cands in per_layer.items():
+            if not cands:
+                continue
+            records = {r.id: r for r in self.store.get(namespace, list(cands))}
+            missing = [i for i, c in cands.items() if c.semantic is None and i in records]
+            if missing:
+                for node_id, vec in self.store.vectors(namespace, missing).items():
+                    cands[node_id].semantic = max(0.0, float(vec @ qvec))
+            top_kw = max((c.keyword_raw for c in cands.values()), default=0.0)
+            q_terms = set(keywords(query))
+            scored: list[ScoredItem] = []
+            for node_id, c in cands.items():
+                rec = records.get(node_id)
+                if rec is None or rec.kind != layer or rec.status not in allowed:
+                    continue  # a graph hit of another kind, superseded, or deleted meanwhile
+                if session_id is not None and layer == "message" and rec.session_id != session_id:
+                    continue
+                kw = keyword_signal(c.keyword_raw, top_kw, q_terms, rec.keywords)
+                breakdown = score(rec, semantic=c.semantic or 0.0, keyword=kw, graph=c.graph, now=now, options=options)
+                if breakdown.relevance < options.min_relevance:
+                    continue
+                scored.append(ScoredItem(layer=layer, item=rec, score=breakdown.total, breakdown=breakdown,
+                                         matched_by=list(dict.fromkeys(c.via))))
+            scored.sort(key=lambda s: (-s.score, s.item.id))
+            scored_by_layer[layer] = scored
+        items = merge_layers(scored_by_layer, k)
+        timings["score"] = (time.perf_counter() - t3) * 1000
+        if items:
+            self.store.record_access(namespace, [s.item.id for s in items], now)
+        timings["total"] = (time.perf_counter() - t0) * 1000
+        return RecallResult(items=items, timings_ms=timings, query_entities=list(entities))
+
+    def _graph_candidates(self, namespace: str, entity_ids: list[str], options: RecallOptions) -> dict[str, float]:
+        hops = self.store.neighbours(namespace, entity_ids, options.graph_depth)
+        by_entity = {eid: _HOP_SCORE.get(h, 0.1) for eid, h in hops.items()}
+        out: dict[str, float] = {}
+        for edge in self.store.edges(namespace, list(by_entity), types=[EdgeType.MENTIONS], direction="in"):
+            out[edge.source] = max(out.get(edge.source, 0.0), by_entity[edge.target])
+        ranked = sorted(out.items(), key=lambda kv: -kv[1])[: options.graph_candidates]
+        return dict(ranked)
+
+
+def keyword_signal(bm25: float, top_bm25: float, query_terms: set[str], item_terms: Sequence[str]) -> float:
+    """Keyword relevance in 0..1: half BM25 relative to the best hit of the layer, half the
+    share of the query's keywords the item contains. BM25 alone, scaled by the best hit,
+    rates a weak match of one common word as highly as a match of the whole query."""
+    if bm25 <= 0 or top_bm25 <= 0:
+        return 0.0
+    coverage = len(query_terms & set(item_terms)) / len(query_terms) if query_terms else 0.0
+    return 0.5 * (bm25 / top_bm25) + 0.5 * coverage
+
+
+def merge_layers(by_layer: dict[str, list[ScoredItem]], k: int) -> list[ScoredItem]:
+    """The k best overall, but each layer's best item is kept when it has one, so that a
+    layer with many strong items (say, raw messages) cannot crowd out the others."""
+    if k <= 0:
+        return []
+    chosen: dict[str, ScoredItem] = {}
+    heads = sorted((items[0] for items in by_layer.values() if items), key=lambda s: -s.score)
+    for head in heads[:k]:
+        chosen[head.item.id] = head
+    rest = sorted((s for items in by_layer.values() for s in items[1:]), key=lambda s: (-s.score, s.item.id))
+    for s in rest:
+        if len(chosen) >= k:
+            break
+        chosen[s.item.id] = s
+    return sorted(chosen.values(), key=lambda s: (-s.score, s.item.id))

@@ -1,0 +1,56 @@
+"""The five-factor score, as plain functions shared by every backend.
+
+``total = w.relevance*relevance + w.importance*importance + w.confidence*confidence
++ w.recency*recency + w.frequency*frequency``, each factor in 0..1."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+from ..models import Scorable, ScoreBreakdown
+from ..settings import RecallOptions, RelevanceWeights
+
+_DAY = 86_400.0
+
+
+def recency(item: Scorable, now: datetime, half_life_days: float) -> float:
+    """Exponential decay from the item's last use (access, update or creation): 1.0 now,
+    0.5 after one half-life."""
+    last = max(t for t in (item.last_accessed_at, item.updated_at, item.created_at) if t is not None)
+    age_days = max(0.0, (now - last).total_seconds() / _DAY)
+    return 0.5 ** (age_days / half_life_days)
+
+
+def frequency(access_count: int, saturation: float) -> float:
+    """Saturating use count: 0 unused, 0.63 at ``saturation`` accesses, towards 1 after."""
+    return 1.0 - math.exp(-access_count / saturation)
+
+
+def relevance(semantic: float, keyword: float, graph: float, weights: RelevanceWeights) -> float:
+    total = weights.semantic + weights.keyword + weights.graph
+    if total <= 0:
+        return 0.0
+    value = (weights.semantic * semantic + weights.keyword * keyword + weights.graph * graph) / total
+    return min(1.0, max(0.0, value))
+
+
+def score(
+    item: Scorable, *, semantic: float, keyword: float, graph: float, now: datetime, options: RecallOptions
+) -> ScoreBreakdown:
+    w = options.weights
+    rel = relevance(semantic, keyword, graph, options.relevance)
+    rec = recency(item, now, options.recency_half_life_days)
+    freq = frequency(item.access_count, options.frequency_saturation)
+    total = (
+        w.relevance * rel
+        + w.importance * item.importance
+        + w.confidence * item.confidence
+        + w.recency * rec
+        + w.frequency * freq
+    )
+    return ScoreBreakdown(
+        relevance=round(rel, 6), importance=item.importance, confidence=item.confidence,
+        recency=round(rec, 6), frequency=round(freq, 6),
+        semantic=round(semantic, 6), keyword=round(keyword, 6), graph=round(graph, 6), total=round(total, 6),
+    )

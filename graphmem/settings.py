@@ -1,0 +1,71 @@
+"""Settings: the only reader of the environment (prefix ``GRAPHMEM_``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ScoreWeights(BaseModel):
+    """The five-factor score. Weights must sum to 1 so totals stay in 0..1."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    relevance: float = Field(0.50, ge=0, le=1)
+    importance: float = Field(0.15, ge=0, le=1)
+    confidence: float = Field(0.15, ge=0, le=1)
+    recency: float = Field(0.10, ge=0, le=1)
+    frequency: float = Field(0.10, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _sum_to_one(self) -> "ScoreWeights":
+        total = self.relevance + self.importance + self.confidence + self.recency + self.frequency
+        if abs(total - 1.0) > 1e-6:
+            raise ValueError(f"score weights must sum to 1.0, got {total:.4f}")
+        return self
+
+
+class RelevanceWeights(BaseModel):
+    """How relevance blends its signals (normalised to sum 1 when used)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    semantic: float = Field(0.55, ge=0)
+    keyword: float = Field(0.30, ge=0)
+    graph: float = Field(0.15, ge=0)
+
+
+class RecallOptions(BaseModel):
+    """A search preset. Frozen: copy with ``model_copy(update=...)``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    weights: ScoreWeights = ScoreWeights()
+    relevance: RelevanceWeights = RelevanceWeights()
+    recency_half_life_days: float = Field(30.0, gt=0)
+    frequency_saturation: float = Field(10.0, gt=0, description="access count at which frequency reaches ~0.63")
+    vector_candidates: int = Field(50, ge=1, le=1000)
+    keyword_candidates: int = Field(50, ge=1, le=1000)
+    graph_candidates: int = Field(50, ge=0, le=1000)
+    max_candidates: int = Field(100, ge=1, le=5000)
+    graph_depth: int = Field(2, ge=0, le=3)
+    min_relevance: float = Field(0.05, ge=0, le=1, description="candidates below this relevance are dropped")
+
+
+class Settings(BaseSettings):
+    """All of graphmem's configuration. Environment variables use the ``GRAPHMEM_`` prefix,
+    nested values use ``__`` (``GRAPHMEM_RECALL__GRAPH_DEPTH=1``)."""
+
+    model_config = SettingsConfigDict(env_prefix="GRAPHMEM_", env_nested_delimiter="__", extra="forbid")
+
+    backend: Literal["embedded"] = "embedded"
+    path: Path = Field(Path("graphmem.db"), description="the embedded store's single file")
+    embedder: Literal["use", "e5"] = "use"
+    recall: RecallOptions = RecallOptions()
+    max_batch: int = Field(10_000, ge=1, description="most records accepted in one write call")
+    context_budget: int = Field(1500, ge=32, description="default token budget of context()")
+    recent_turns: int = Field(6, ge=0, description="L0: how many recent session turns context() may add")
+    soul: str = Field("", description="default identity block for context(); set per namespace with set_soul")

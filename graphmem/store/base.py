@@ -1,0 +1,111 @@
+"""The storage seam: one small, batch-first protocol every backend implements.
+
+Stores only store. Scoring, dedupe and conflict rules live in plain functions over the
+models (``graphmem.retrieve``), shared by every backend, so backends cannot drift apart.
+Every method takes the namespace; no method reads across namespaces."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Literal, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
+
+Direction = Literal["out", "in", "both"]
+
+
+@runtime_checkable
+class Store(Protocol):
+    """What graphmem needs from a backend. ``EmbeddedStore`` is the reference implementation;
+    ``tests/test_store_contract.py`` is the contract every backend passes."""
+
+    def init(self, *, embedder: str, dim: int) -> None:
+        """Create the schema if missing (idempotent) and bind the store to one embedding model;
+        raises ConfigurationError when the store holds vectors of another model or size."""
+
+    def close(self) -> None: ...
+
+    # namespaces -------------------------------------------------------------------------
+    def namespaces(self) -> list[str]: ...
+
+    def has_namespace(self, namespace: str) -> bool: ...
+
+    def delete_namespace(self, namespace: str) -> int:
+        """Delete every node, edge, vector and index entry of ``namespace``; returns nodes deleted."""
+
+    def get_meta(self, namespace: str, key: str) -> str | None: ...
+
+    def set_meta(self, namespace: str, key: str, value: str | None) -> None: ...
+
+    # nodes ------------------------------------------------------------------------------
+    def put(
+        self, namespace: str, nodes: Sequence[Node], vectors: np.ndarray | None = None, edges: Sequence[Edge] = ()
+    ) -> None:
+        """Insert or replace ``nodes`` and ``edges`` (all of ``namespace``) in one transaction.
+        ``vectors``, when given, has one row per node; a row of NaN means "no vector". Edge
+        endpoints must exist in the store or in this batch."""
+
+    def get(self, namespace: str, ids: Sequence[str]) -> list[Node]:
+        """The nodes found, in the order asked; unknown ids are left out."""
+
+    def query(
+        self,
+        namespace: str,
+        kind: NodeKind,
+        *,
+        statuses: Sequence[Status] | None = None,
+        session_id: str | None = None,
+        category: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        ids: Sequence[str] | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        newest_first: bool = True,
+    ) -> list[Node]: ...
+
+    def count(self, namespace: str) -> dict[str, int]:
+        """Node counts by kind (and ``memory:<status>``) plus ``edges``."""
+
+    def delete(self, namespace: str, ids: Sequence[str]) -> int:
+        """Delete nodes with their edges (and relation edges derived from them), vectors and
+        index entries; returns nodes deleted."""
+
+    def vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
+
+    # search -----------------------------------------------------------------------------
+    def vector_search(
+        self, namespace: str, kind: NodeKind, vector: np.ndarray, k: int, statuses: Sequence[Status]
+    ) -> list[tuple[str, float]]:
+        """The exact top-k by cosine within the namespace, kind and statuses."""
+
+    def keyword_search(
+        self, namespace: str, kind: NodeKind, text: str, k: int, statuses: Sequence[Status]
+    ) -> list[tuple[str, float]]:
+        """BM25 top-k (higher is better, unnormalised) for a natural-language query."""
+
+    def find_entities(self, namespace: str, names: Iterable[str]) -> dict[str, Entity]:
+        """Entities whose normalised name or alias equals a normalised name given, keyed by it."""
+
+    # edges ------------------------------------------------------------------------------
+    def add_edges(self, namespace: str, edges: Sequence[Edge]) -> None: ...
+
+    def delete_edges(self, namespace: str, edges: Sequence[Edge]) -> None: ...
+
+    def edges(
+        self,
+        namespace: str,
+        ids: Sequence[str],
+        *,
+        types: Sequence[EdgeType] | None = None,
+        direction: Direction = "out",
+    ) -> list[Edge]: ...
+
+    def neighbours(self, namespace: str, entity_ids: Sequence[str], depth: int) -> dict[str, int]:
+        """Entities within ``depth`` RELATES_TO hops (either direction) -> hop count (0 = given)."""
+
+    def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
+        """Count one access of each id. May be buffered; reads see it at once."""

@@ -1,0 +1,750 @@
+"""The embedded default backend: one SQLite file, no server.
+
+SQLite (WAL) is the durable source of truth, with FTS5 for BM25 keyword search over text
+pre-segmented by ``graphmem.text`` (so Chinese words are found). Vectors are stored as
+float32 blobs and searched exactly with numpy from a per-(namespace, kind) matrix loaded
+on first use. The entity-relation graph is held in networkx for multi-hop traversal.
+
+In-memory caches follow this process's own writes incrementally; writes from another
+process or connection are noticed through ``PRAGMA data_version`` and drop the caches,
+which then reload lazily. One connection serves all threads under a lock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import numpy as np
+from pydantic import ValidationError as PydanticValidationError
+
+from ..errors import ConfigurationError, StoreError, ValidationError
+from ..models import NODE_TYPES, Edge, EdgeType, Entity, Node, NodeKind, Status
+from ..text import index_terms, normalise_name, fts_query
+from .base import Direction
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = "1"
+_STATUS_CODE = {"active": 0, "superseded": 1, "archived": 2}
+_DELETED = 255
+_ACCESS_FLUSH_EVERY = 512  # buffered accesses before a write
+_ACCESS_FLUSH_SECONDS = 5.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (namespace, key));
+CREATE TABLE IF NOT EXISTS namespaces (name TEXT PRIMARY KEY, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS nodes (
+    rowid INTEGER PRIMARY KEY,
+    namespace TEXT NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL,
+    status TEXT, session_id TEXT, category TEXT,
+    created_at REAL NOT NULL, updated_at REAL NOT NULL,
+    access_count INTEGER NOT NULL DEFAULT 0, last_accessed_at REAL,
+    data TEXT NOT NULL,
+    UNIQUE (namespace, id));
+CREATE INDEX IF NOT EXISTS nodes_by_kind ON nodes (namespace, kind, status, created_at);
+CREATE INDEX IF NOT EXISTS nodes_by_session ON nodes (namespace, session_id, kind, created_at);
+CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS names (
+    namespace TEXT NOT NULL, norm TEXT NOT NULL, entity_id TEXT NOT NULL,
+    PRIMARY KEY (namespace, norm, entity_id));
+CREATE INDEX IF NOT EXISTS names_by_entity ON names (namespace, entity_id);
+CREATE TABLE IF NOT EXISTS edges (
+    namespace TEXT NOT NULL, source TEXT NOT NULL, type TEXT NOT NULL, target TEXT NOT NULL,
+    key TEXT NOT NULL DEFAULT '', props TEXT NOT NULL, created_at REAL NOT NULL,
+    PRIMARY KEY (namespace, source, type, target, key));
+CREATE INDEX IF NOT EXISTS edges_by_target ON edges (namespace, target, type);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    scope, body, tokenize = 'porter unicode61 remove_diacritics 2');
+"""
+
+
+def _scope(namespace: str, kind: str) -> str:
+    # One FTS token that confines a MATCH to a namespace and kind inside the index itself.
+    return "z" + hashlib.blake2b(f"{namespace}\x00{kind}".encode(), digest_size=10).hexdigest()
+
+
+def _ts(value: datetime | None) -> float | None:
+    return value.timestamp() if value is not None else None
+
+
+def _node_text(node: Node) -> str | None:
+    kind = node.kind
+    if kind == "memory":
+        return node.text
+    if kind == "message":
+        return f"{node.speaker} {node.content}" if node.speaker else node.content
+    if kind == "episode":
+        return node.summary
+    if kind == "procedure":
+        return node.task + " " + " ".join(s.text for s in node.steps)
+    if kind == "entity":
+        return " ".join([node.name, *node.aliases, node.description])
+    return None
+
+
+class _VectorIndex:
+    """Exact cosine search over unit rows of one (namespace, kind)."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.ids: list[str | None] = []
+        self.pos: dict[str, int] = {}
+        self.mat = np.zeros((0, dim), dtype=np.float32)
+        self.codes = np.zeros(0, dtype=np.uint8)
+        self.size = 0
+        self.deleted = 0
+
+    def _grow(self, need: int) -> None:
+        cap = self.mat.shape[0]
+        if need <= cap:
+            return
+        new_cap = max(need, cap * 2, 256)
+        mat = np.zeros((new_cap, self.dim), dtype=np.float32)
+        mat[: self.size] = self.mat[: self.size]
+        codes = np.full(new_cap, _DELETED, dtype=np.uint8)
+        codes[: self.size] = self.codes[: self.size]
+        self.mat, self.codes = mat, codes
+
+    def upsert(self, ids: Sequence[str], vecs: np.ndarray, codes: Sequence[int]) -> None:
+        self._grow(self.size + len(ids))
+        for i, node_id in enumerate(ids):
+            p = self.pos.get(node_id)
+            if p is None:
+                p = self.size
+                self.size += 1
+                self.ids.append(node_id)
+                self.pos[node_id] = p
+            self.mat[p] = vecs[i]
+            self.codes[p] = codes[i]
+
+    def set_code(self, node_id: str, code: int) -> None:
+        p = self.pos.get(node_id)
+        if p is not None:
+            self.codes[p] = code
+
+    def remove(self, node_id: str) -> None:
+        p = self.pos.pop(node_id, None)
+        if p is None:
+            return
+        self.codes[p] = _DELETED
+        self.ids[p] = None
+        self.deleted += 1
+        if self.deleted > 1024 and self.deleted > self.size // 2:
+            self._compact()
+
+    def _compact(self) -> None:
+        keep = [p for p in range(self.size) if self.ids[p] is not None]
+        self.mat[: len(keep)] = self.mat[keep]
+        self.codes[: len(keep)] = self.codes[keep]
+        self.codes[len(keep) : self.size] = _DELETED
+        self.ids = [self.ids[p] for p in keep]
+        self.pos = {node_id: i for i, node_id in enumerate(self.ids)}
+        self.size = len(keep)
+        self.deleted = 0
+
+    def search(self, query: np.ndarray, k: int, codes: Sequence[int]) -> list[tuple[str, float]]:
+        if self.size == 0 or k <= 0:
+            return []
+        sims = self.mat[: self.size] @ query
+        allowed = np.isin(self.codes[: self.size], np.asarray(codes, dtype=np.uint8))
+        sims = np.where(allowed, sims, -np.inf)
+        n_ok = int(allowed.sum())
+        k = min(k, n_ok)
+        if k == 0:
+            return []
+        top = np.argpartition(-sims, k - 1)[:k] if k < self.size else np.arange(self.size)
+        top = top[np.argsort(-sims[top], kind="stable")][:k]
+        return [(self.ids[p], float(sims[p])) for p in top]
+
+
+class EmbeddedStore:
+    """SQLite + networkx + numpy in one file. See the module docstring."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path) if str(path) != ":memory:" else Path(":memory:")
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        self.dim: int | None = None
+        self.embedder: str | None = None
+        self._vindex: dict[tuple[str, str], _VectorIndex] = {}
+        self._graphs: dict[str, nx.MultiDiGraph] = {}
+        self._pending_access: dict[tuple[str, str], tuple[int, float]] = {}
+        self._last_flush = time.monotonic()
+        self._data_version: int | None = None
+
+    # lifecycle ---------------------------------------------------------------------------
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is None:
+            if str(self.path) != ":memory:":
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("PRAGMA busy_timeout=30000")
+                conn.execute("PRAGMA foreign_keys=ON")
+            except sqlite3.Error as exc:
+                raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
+            self._conn = conn
+        return self._conn
+
+    def init(self, *, embedder: str, dim: int) -> None:
+        with self._lock, self._guard():
+            conn = self._connect()
+            conn.executescript(_SCHEMA)
+            rows = dict(conn.execute("SELECT key, value FROM meta WHERE namespace = ''").fetchall())
+            if rows.get("embedder") and (rows["embedder"] != embedder or int(rows["dim"]) != dim):
+                raise ConfigurationError(
+                    f"the store at {self.path} holds vectors of {rows['embedder']} ({rows['dim']}-d); "
+                    f"the configured embedder is {embedder} ({dim}-d). Use GRAPHMEM_EMBEDDER to match, "
+                    "or export without vectors and import into a new store"
+                )
+            with self._tx() as cur:
+                for key, value in (("schema", SCHEMA_VERSION), ("embedder", embedder), ("dim", str(dim))):
+                    cur.execute("INSERT OR REPLACE INTO meta VALUES ('', ?, ?)", (key, value))
+            self.dim, self.embedder = dim, embedder
+            self._data_version = self._read_data_version()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._flush_access()
+                self._conn.close()
+                self._conn = None
+            self._vindex.clear()
+            self._graphs.clear()
+
+    def _dim(self) -> int:
+        if self.dim is None:
+            raise StoreError("the store is not initialised: call init() first")
+        return self.dim
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None or self.dim is None:
+            raise StoreError("the store is not initialised: call init() first")
+        return self._conn
+
+    @contextmanager
+    def _guard(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"SQLite error in {self.path}: {exc}") from exc
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Cursor]:
+        conn = self._connect()
+        cur = conn.cursor()
+        cur.execute("BEGIN IMMEDIATE")
+        try:
+            yield cur
+        except BaseException:
+            cur.execute("ROLLBACK")
+            raise
+        else:
+            cur.execute("COMMIT")
+
+    def _read_data_version(self) -> int:
+        return self._connect().execute("PRAGMA data_version").fetchone()[0]
+
+    def _sync(self) -> None:
+        """Drop caches if another connection committed since we last looked."""
+        version = self._read_data_version()
+        if version != self._data_version:
+            self._vindex.clear()
+            self._graphs.clear()
+            self._data_version = version
+
+    # namespaces -------------------------------------------------------------------------
+    def namespaces(self) -> list[str]:
+        with self._lock, self._guard():
+            return [r[0] for r in self.conn.execute("SELECT name FROM namespaces ORDER BY name")]
+
+    def has_namespace(self, namespace: str) -> bool:
+        with self._lock, self._guard():
+            return self.conn.execute("SELECT 1 FROM namespaces WHERE name = ?", (namespace,)).fetchone() is not None
+
+    def delete_namespace(self, namespace: str) -> int:
+        with self._lock, self._guard():
+            self._flush_access()
+            with self._tx() as cur:
+                rowids = [r[0] for r in cur.execute("SELECT rowid FROM nodes WHERE namespace = ?", (namespace,))]
+                self._delete_rowids(cur, rowids)
+                cur.execute("DELETE FROM nodes WHERE namespace = ?", (namespace,))
+                for table in ("edges", "names", "meta"):
+                    cur.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))  # noqa: S608 (fixed names)
+                cur.execute("DELETE FROM namespaces WHERE name = ?", (namespace,))
+            for key in [k for k in self._vindex if k[0] == namespace]:
+                del self._vindex[key]
+            self._graphs.pop(namespace, None)
+            return len(rowids)
+
+    def get_meta(self, namespace: str, key: str) -> str | None:
+        with self._lock, self._guard():
+            row = self.conn.execute(
+                "SELECT value FROM meta WHERE namespace = ? AND key = ?", (namespace, key)
+            ).fetchone()
+            return row[0] if row else None
+
+    def set_meta(self, namespace: str, key: str, value: str | None) -> None:
+        with self._lock, self._guard(), self._tx() as cur:
+            self._ensure_namespace(cur, namespace)
+            if value is None:
+                cur.execute("DELETE FROM meta WHERE namespace = ? AND key = ?", (namespace, key))
+            else:
+                cur.execute("INSERT OR REPLACE INTO meta VALUES (?, ?, ?)", (namespace, key, value))
+
+    @staticmethod
+    def _ensure_namespace(cur: sqlite3.Cursor, namespace: str) -> None:
+        cur.execute("INSERT OR IGNORE INTO namespaces VALUES (?, ?)", (namespace, time.time()))
+
+    # nodes ------------------------------------------------------------------------------
+    def put(
+        self, namespace: str, nodes: Sequence[Node], vectors: np.ndarray | None = None, edges: Sequence[Edge] = ()
+    ) -> None:
+        if not nodes and not edges:
+            return
+        for e in edges:
+            if e.namespace != namespace:
+                raise ValidationError(f"edge {e.source}->{e.target} belongs to namespace {e.namespace!r}, not {namespace!r}")
+        dim = self._dim()
+        for node in nodes:
+            if node.namespace != namespace:
+                raise ValidationError(f"record {node.id} belongs to namespace {node.namespace!r}, not {namespace!r}")
+        if vectors is not None:
+            vectors = np.asarray(vectors, dtype=np.float32)
+            if vectors.ndim != 2 or vectors.shape != (len(nodes), dim):
+                raise ValidationError(f"vectors have shape {vectors.shape}; expected ({len(nodes)}, {dim})")
+            has_vec = ~np.all(np.isnan(vectors), axis=1)
+            bad = has_vec & ~np.all(np.isfinite(vectors), axis=1)
+            if bad.any():
+                raise ValidationError(f"vector for {nodes[int(np.argmax(bad))].id} contains NaN or infinite values")
+            norms = np.linalg.norm(np.where(has_vec[:, None], vectors, 0.0), axis=1)
+            if np.any(has_vec & (norms == 0)):
+                raise ValidationError("a vector has zero length")
+            vectors = vectors / np.where(norms == 0, 1.0, norms)[:, None]
+        else:
+            has_vec = np.zeros(len(nodes), dtype=bool)
+        with self._lock, self._guard():
+            self._sync()
+            with self._tx() as cur:
+                self._ensure_namespace(cur, namespace)
+                for i, node in enumerate(nodes):
+                    self._put_one(cur, namespace, node, vectors[i] if has_vec[i] else None)
+                self._put_edges(cur, namespace, edges)
+            self._after_put(namespace, nodes, vectors, has_vec)
+            graph = self._graphs.get(namespace)
+            if graph is not None:
+                for e in edges:
+                    if e.type is EdgeType.RELATES_TO:
+                        graph.add_edge(e.source, e.target, key=e.key)
+            self._maybe_flush_access()
+
+    def _put_one(self, cur: sqlite3.Cursor, namespace: str, node: Node, vec: np.ndarray | None) -> None:
+        data = node.model_dump(mode="json", exclude={"access_count", "last_accessed_at"})
+        status = data.get("status")
+        row = cur.execute("SELECT rowid FROM nodes WHERE namespace = ? AND id = ?", (namespace, node.id)).fetchone()
+        values = (
+            namespace, node.id, node.kind, status, getattr(node, "session_id", None), getattr(node, "category", None),
+            _ts(node.created_at), _ts(node.updated_at), getattr(node, "access_count", 0),
+            _ts(getattr(node, "last_accessed_at", None)), json.dumps(data, ensure_ascii=False),
+        )
+        if row is None:
+            cur.execute(
+                "INSERT INTO nodes (namespace, id, kind, status, session_id, category, created_at, updated_at,"
+                " access_count, last_accessed_at, data) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                values,
+            )
+            rowid = cur.lastrowid
+        else:
+            rowid = row[0]
+            cur.execute(
+                "UPDATE nodes SET namespace=?, id=?, kind=?, status=?, session_id=?, category=?, created_at=?,"
+                " updated_at=?, access_count=?, last_accessed_at=?, data=? WHERE rowid=?",
+                (*values, rowid),
+            )
+            cur.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
+            self._pending_access.pop((namespace, node.id), None)
+        text = _node_text(node)
+        if text:
+            cur.execute(
+                "INSERT INTO fts (rowid, scope, body) VALUES (?, ?, ?)",
+                (rowid, _scope(namespace, node.kind), index_terms(text)),
+            )
+        if vec is not None:
+            cur.execute("INSERT OR REPLACE INTO vectors VALUES (?, ?)", (rowid, vec.astype(np.float32).tobytes()))
+        if node.kind == "entity":
+            cur.execute("DELETE FROM names WHERE namespace = ? AND entity_id = ?", (namespace, node.id))
+            for name in {normalise_name(n) for n in [node.name, *node.aliases]} - {""}:
+                cur.execute("INSERT OR IGNORE INTO names VALUES (?, ?, ?)", (namespace, name, node.id))
+
+    def _after_put(self, namespace: str, nodes: Sequence[Node], vectors: np.ndarray | None, has_vec) -> None:
+        by_kind: dict[str, list[int]] = {}
+        for i, node in enumerate(nodes):
+            by_kind.setdefault(node.kind, []).append(i)
+        for kind, idx in by_kind.items():
+            index = self._vindex.get((namespace, kind))
+            if index is None:
+                continue  # loads lazily, from the committed rows
+            with_vec = [i for i in idx if has_vec[i]]
+            if with_vec:
+                index.upsert(
+                    [nodes[i].id for i in with_vec],
+                    vectors[with_vec],
+                    [_STATUS_CODE.get(getattr(nodes[i], "status", "active"), 0) for i in with_vec],
+                )
+            for i in idx:
+                if not has_vec[i]:
+                    index.set_code(nodes[i].id, _STATUS_CODE.get(getattr(nodes[i], "status", "active"), 0))
+
+    def _hydrate(self, rows: Iterable[tuple]) -> list[Node]:
+        out: list[Node] = []
+        for kind, data, access_count, last_at, ns, node_id in rows:
+            payload = json.loads(data)
+            if kind not in ("entity", "session"):
+                pend = self._pending_access.get((ns, node_id))
+                payload["access_count"] = access_count + (pend[0] if pend else 0)
+                last = pend[1] if pend else last_at
+                payload["last_accessed_at"] = last
+            try:
+                out.append(NODE_TYPES[kind].model_validate(payload))
+            except PydanticValidationError as exc:
+                raise StoreError(f"stored record {node_id} does not validate: {exc}") from exc
+        return out
+
+    _COLS = "kind, data, access_count, last_accessed_at, namespace, id"
+
+    def get(self, namespace: str, ids: Sequence[str]) -> list[Node]:
+        if not ids:
+            return []
+        with self._lock, self._guard():
+            self._sync()
+            found: dict[str, Node] = {}
+            for chunk in _chunks(list(dict.fromkeys(ids)), 500):
+                marks = ",".join("?" * len(chunk))
+                rows = self.conn.execute(
+                    f"SELECT {self._COLS} FROM nodes WHERE namespace = ? AND id IN ({marks})",  # noqa: S608
+                    (namespace, *chunk),
+                )
+                found.update((n.id, n) for n in self._hydrate(rows))
+            return [found[i] for i in ids if i in found]
+
+    def query(
+        self,
+        namespace: str,
+        kind: NodeKind,
+        *,
+        statuses: Sequence[Status] | None = None,
+        session_id: str | None = None,
+        category: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        ids: Sequence[str] | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        newest_first: bool = True,
+    ) -> list[Node]:
+        where = ["namespace = ?", "kind = ?"]
+        params: list[Any] = [namespace, kind]
+        if statuses:
+            where.append(f"status IN ({','.join('?' * len(statuses))})")
+            params.extend(Status(s).value for s in statuses)
+        for column, value in (("session_id", session_id), ("category", category)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        if since is not None:
+            where.append("created_at >= ?")
+            params.append(since.timestamp())
+        if until is not None:
+            where.append("created_at < ?")
+            params.append(until.timestamp())
+        if ids is not None:
+            if not ids:
+                return []
+            where.append(f"id IN ({','.join('?' * len(ids))})")
+            params.extend(ids)
+        order = "DESC" if newest_first else "ASC"
+        sql = (
+            f"SELECT {self._COLS} FROM nodes WHERE {' AND '.join(where)} "  # noqa: S608 (fixed fragments)
+            f"ORDER BY created_at {order}, rowid {order} LIMIT ? OFFSET ?"
+        )
+        with self._lock, self._guard():
+            self._sync()
+            return self._hydrate(self.conn.execute(sql, (*params, limit, offset)))
+
+    def count(self, namespace: str) -> dict[str, int]:
+        with self._lock, self._guard():
+            out: dict[str, int] = {}
+            for kind, status, n in self.conn.execute(
+                "SELECT kind, status, COUNT(*) FROM nodes WHERE namespace = ? GROUP BY kind, status", (namespace,)
+            ):
+                out[kind] = out.get(kind, 0) + n
+                if kind == "memory":
+                    out[f"memory:{status}"] = n
+            out["edges"] = self.conn.execute("SELECT COUNT(*) FROM edges WHERE namespace = ?", (namespace,)).fetchone()[0]
+            return out
+
+    def delete(self, namespace: str, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        with self._lock, self._guard():
+            self._sync()
+            with self._tx() as cur:
+                found: list[tuple[int, str, str]] = []
+                for chunk in _chunks(list(dict.fromkeys(ids)), 500):
+                    marks = ",".join("?" * len(chunk))
+                    found += cur.execute(
+                        f"SELECT rowid, id, kind FROM nodes WHERE namespace = ? AND id IN ({marks})",  # noqa: S608
+                        (namespace, *chunk),
+                    ).fetchall()
+                self._delete_rowids(cur, [r[0] for r in found])
+                for _, node_id, _ in found:
+                    cur.execute("DELETE FROM edges WHERE namespace = ? AND (source = ? OR target = ?)",
+                                (namespace, node_id, node_id))
+                    # relation edges derived from a deleted memory go with it
+                    cur.execute(
+                        "DELETE FROM edges WHERE namespace = ? AND type = ? AND json_extract(props, '$.memory_id') = ?",
+                        (namespace, EdgeType.RELATES_TO.value, node_id),
+                    )
+                    cur.execute("DELETE FROM names WHERE namespace = ? AND entity_id = ?", (namespace, node_id))
+                    self._pending_access.pop((namespace, node_id), None)
+            self._graphs.pop(namespace, None)  # reloads lazily without the deleted edges
+            for _, node_id, kind in found:
+                index = self._vindex.get((namespace, kind))
+                if index is not None:
+                    index.remove(node_id)
+            return len(found)
+
+    @staticmethod
+    def _delete_rowids(cur: sqlite3.Cursor, rowids: list[int]) -> None:
+        for chunk in _chunks(rowids, 500):
+            marks = ",".join("?" * len(chunk))
+            for table in ("fts", "vectors", "nodes"):
+                cur.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", chunk)  # noqa: S608 (fixed names)
+
+    def vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        with self._lock, self._guard():
+            for chunk in _chunks(list(ids), 500):
+                marks = ",".join("?" * len(chunk))
+                for node_id, blob in self.conn.execute(
+                    f"SELECT n.id, v.vec FROM nodes n JOIN vectors v ON v.rowid = n.rowid "  # noqa: S608
+                    f"WHERE n.namespace = ? AND n.id IN ({marks})",
+                    (namespace, *chunk),
+                ):
+                    out[node_id] = np.frombuffer(blob, dtype=np.float32).copy()
+        return out
+
+    # search -----------------------------------------------------------------------------
+    def _index(self, namespace: str, kind: str) -> _VectorIndex:
+        index = self._vindex.get((namespace, kind))
+        if index is None:
+            index = _VectorIndex(self._dim())
+            ids, codes, blobs = [], [], []
+            for node_id, status, blob in self.conn.execute(
+                "SELECT n.id, n.status, v.vec FROM nodes n JOIN vectors v ON v.rowid = n.rowid "
+                "WHERE n.namespace = ? AND n.kind = ?",
+                (namespace, kind),
+            ):
+                ids.append(node_id)
+                codes.append(_STATUS_CODE.get(status, 0))
+                blobs.append(blob)
+            if ids:
+                mat = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), self.dim)
+                index.upsert(ids, mat, codes)
+            self._vindex[(namespace, kind)] = index
+        return index
+
+    def vector_search(
+        self, namespace: str, kind: NodeKind, vector: np.ndarray, k: int, statuses: Sequence[Status]
+    ) -> list[tuple[str, float]]:
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if q.shape[0] != self.dim or not np.all(np.isfinite(q)):
+            raise ValidationError(f"query vector must be {self.dim} finite numbers; got shape {q.shape}")
+        norm = float(np.linalg.norm(q))
+        if norm == 0:
+            raise ValidationError("query vector has zero length")
+        with self._lock, self._guard():
+            self._sync()
+            index = self._index(namespace, kind)
+            codes = [_STATUS_CODE[Status(s).value] for s in statuses]
+            return index.search(q / norm, k, codes)
+
+    def keyword_search(
+        self, namespace: str, kind: NodeKind, text: str, k: int, statuses: Sequence[Status]
+    ) -> list[tuple[str, float]]:
+        match = fts_query(text)
+        if match is None or k <= 0:
+            return []
+        marks = ",".join("?" * len(statuses))
+        sql = (
+            "SELECT n.id, -bm25(fts, 0.0, 1.0) FROM fts JOIN nodes n ON n.rowid = fts.rowid "
+            f"WHERE fts MATCH ? AND n.namespace = ? AND n.kind = ? AND n.status IN ({marks}) "  # noqa: S608
+            "ORDER BY bm25(fts, 0.0, 1.0) LIMIT ?"
+        )
+        scoped = f'scope:"{_scope(namespace, kind)}" AND ({match})'
+        with self._lock, self._guard():
+            self._sync()
+            rows = self.conn.execute(sql, (scoped, namespace, kind, *(Status(s).value for s in statuses), k))
+            return [(node_id, float(score)) for node_id, score in rows]
+
+    def find_entities(self, namespace: str, names: Iterable[str]) -> dict[str, Entity]:
+        norms = list({normalise_name(n) for n in names} - {""})
+        if not norms:
+            return {}
+        with self._lock, self._guard():
+            hits: dict[str, str] = {}
+            for chunk in _chunks(norms, 500):
+                marks = ",".join("?" * len(chunk))
+                for norm, entity_id in self.conn.execute(
+                    f"SELECT norm, entity_id FROM names WHERE namespace = ? AND norm IN ({marks})",  # noqa: S608
+                    (namespace, *chunk),
+                ):
+                    hits.setdefault(norm, entity_id)
+            entities = {e.id: e for e in self.get(namespace, list(set(hits.values())))}
+            return {norm: entities[eid] for norm, eid in hits.items() if eid in entities}
+
+    # edges ------------------------------------------------------------------------------
+    def add_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
+        self.put(namespace, [], edges=edges)
+
+    @staticmethod
+    def _put_edges(cur: sqlite3.Cursor, namespace: str, edges: Sequence[Edge]) -> None:
+        if not edges:
+            return
+        ends = list({e.source for e in edges} | {e.target for e in edges})
+        present: set[str] = set()
+        for chunk in _chunks(ends, 500):
+            marks = ",".join("?" * len(chunk))
+            present |= {r[0] for r in cur.execute(
+                f"SELECT id FROM nodes WHERE namespace = ? AND id IN ({marks})", (namespace, *chunk))}  # noqa: S608
+        missing = [x for x in ends if x not in present]
+        if missing:
+            raise ValidationError(f"edge endpoint {missing[0]!r} does not exist in namespace {namespace!r}")
+        cur.executemany(
+            "INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(namespace, e.source, e.type.value, e.target, e.key, json.dumps(e.props, ensure_ascii=False),
+              e.created_at.timestamp()) for e in edges],
+        )
+
+    def delete_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
+        with self._lock, self._guard():
+            self._sync()
+            with self._tx() as cur:
+                cur.executemany(
+                    "DELETE FROM edges WHERE namespace = ? AND source = ? AND type = ? AND target = ? AND key = ?",
+                    [(namespace, e.source, e.type.value, e.target, e.key) for e in edges],
+                )
+            graph = self._graphs.get(namespace)
+            if graph is not None:
+                for e in edges:
+                    if e.type is EdgeType.RELATES_TO and graph.has_edge(e.source, e.target, key=e.key):
+                        graph.remove_edge(e.source, e.target, key=e.key)
+
+    def edges(
+        self,
+        namespace: str,
+        ids: Sequence[str],
+        *,
+        types: Sequence[EdgeType] | None = None,
+        direction: Direction = "out",
+    ) -> list[Edge]:
+        if not ids:
+            return []
+        type_sql, type_params = "", []
+        if types:
+            type_sql = f" AND type IN ({','.join('?' * len(types))})"
+            type_params = [EdgeType(t).value for t in types]
+        columns = {"out": ["source"], "in": ["target"], "both": ["source", "target"]}[direction]
+        out: dict[tuple, Edge] = {}
+        with self._lock, self._guard():
+            self._sync()
+            for column in columns:
+                for chunk in _chunks(list(ids), 500):
+                    marks = ",".join("?" * len(chunk))
+                    for row in self.conn.execute(
+                        f"SELECT source, type, target, key, props, created_at FROM edges "  # noqa: S608
+                        f"WHERE namespace = ? AND {column} IN ({marks}){type_sql}",
+                        (namespace, *chunk, *type_params),
+                    ):
+                        source, etype, target, key, props, created = row
+                        out[(source, etype, target, key)] = Edge(
+                            namespace=namespace, source=source, type=etype, target=target, key=key,
+                            props=json.loads(props), created_at=datetime.fromtimestamp(created, tz=timezone.utc),
+                        )
+        return sorted(out.values(), key=lambda e: e.created_at)
+
+    def _graph(self, namespace: str) -> nx.MultiDiGraph:
+        graph = self._graphs.get(namespace)
+        if graph is None:
+            graph = nx.MultiDiGraph()
+            for source, target, key in self.conn.execute(
+                "SELECT source, target, key FROM edges WHERE namespace = ? AND type = ?",
+                (namespace, EdgeType.RELATES_TO.value),
+            ):
+                graph.add_edge(source, target, key=key)
+            self._graphs[namespace] = graph
+        return graph
+
+    def neighbours(self, namespace: str, entity_ids: Sequence[str], depth: int) -> dict[str, int]:
+        with self._lock, self._guard():
+            self._sync()
+            graph = self._graph(namespace)
+            hops = {e: 0 for e in entity_ids}
+            frontier = [e for e in entity_ids if e in graph]
+            for hop in range(1, depth + 1):
+                nxt = []
+                for node in frontier:
+                    for other in (*graph.successors(node), *graph.predecessors(node)):
+                        if other not in hops:
+                            hops[other] = hop
+                            nxt.append(other)
+                frontier = nxt
+            return hops
+
+    # access -----------------------------------------------------------------------------
+    def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
+        stamp = at.timestamp()
+        with self._lock:
+            for node_id in ids:
+                count, _ = self._pending_access.get((namespace, node_id), (0, stamp))
+                self._pending_access[(namespace, node_id)] = (count + 1, stamp)
+            self._maybe_flush_access()
+
+    def _maybe_flush_access(self) -> None:
+        if len(self._pending_access) >= _ACCESS_FLUSH_EVERY or (
+            self._pending_access and time.monotonic() - self._last_flush > _ACCESS_FLUSH_SECONDS
+        ):
+            self._flush_access()
+
+    def _flush_access(self) -> None:
+        if not self._pending_access or self._conn is None:
+            return
+        pending, self._pending_access = self._pending_access, {}
+        with self._guard(), self._tx() as cur:
+            cur.executemany(
+                "UPDATE nodes SET access_count = access_count + ?, last_accessed_at = MAX(COALESCE(last_accessed_at, 0), ?)"
+                " WHERE namespace = ? AND id = ?",
+                [(count, stamp, ns, node_id) for (ns, node_id), (count, stamp) in pending.items()],
+            )
+        self._last_flush = time.monotonic()
+
+
+def _chunks(items: list, size: int) -> Iterator[list]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

