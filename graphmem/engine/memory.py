@@ -27,6 +27,7 @@ from ..models import (
     Edge,
     EdgeType,
     Entity,
+    Episode,
     History,
     Layer,
     MemoryRecord,
@@ -34,10 +35,12 @@ from ..models import (
     Neighbourhood,
     Node,
     NodeKind,
+    Procedure,
     Relation,
     ScoredItem,
     Session,
     Status,
+    item_text,
     utcnow,
 )
 from ..models.records import NAMESPACE_PATTERN, Namespace, ShortStr
@@ -329,6 +332,59 @@ class Memory:
     def _entities_of(self, namespace: str, memory_id: str) -> list[EntityIn]:
         ents = self.store.get(namespace, self._mentioned_ids(namespace, memory_id))
         return [EntityIn(name=e.name, type=e.type, aliases=e.aliases) for e in ents]
+
+    def add_episode(
+        self,
+        summary: str,
+        *,
+        session_id: str | None = None,
+        message_ids: Sequence[str] = (),
+        memory_ids: Sequence[str] = (),
+        importance: float = 0.5,
+        namespace: str = "default",
+    ) -> Episode:
+        """Record what happened in a stretch of conversation, linked to its messages (COVERS),
+        the memories it produced (PRODUCED) and the session's previous episode (NEXT)."""
+        namespace = _namespace(namespace)
+        with self._op("add_episode", namespace):
+            linked = self.store.get(namespace, [*message_ids, *memory_ids])
+            kinds = {n.id: n.kind for n in linked}
+            for ids, kind in ((message_ids, "message"), (memory_ids, "memory")):
+                for i in ids:
+                    if kinds.get(i) != kind:
+                        raise NotFoundError(f"{kind} {i!r} not found in namespace {namespace!r}")
+            previous = None
+            if session_id is not None:
+                prior = self.store.query(namespace, "episode", session_id=session_id, limit=1)
+                previous = prior[0].id if prior else None
+            times = [n.created_at for n in linked if n.kind == "message"]
+            episode = _check(Episode, {
+                "namespace": namespace, "summary": summary, "session_id": session_id,
+                "message_ids": list(message_ids), "memory_ids": list(memory_ids), "importance": importance,
+                "previous_episode_id": previous, "start_at": min(times, default=None),
+                "end_at": max(times, default=None), "keywords": keywords(summary) if isinstance(summary, str) else [],
+            }, "episode")
+            edges = [Edge(namespace=namespace, source=episode.id, type=EdgeType.COVERS, target=i) for i in message_ids]
+            edges += [Edge(namespace=namespace, source=episode.id, type=EdgeType.PRODUCED, target=i) for i in memory_ids]
+            if previous:
+                edges.append(Edge(namespace=namespace, source=previous, type=EdgeType.NEXT, target=episode.id))
+            self.store.put(namespace, [episode], self.embedder.embed([episode.summary]), edges)
+        return episode
+
+    def add_procedure(
+        self, task: str, steps: Sequence[str], *, importance: float = 0.6, confidence: float = 1.0,
+        namespace: str = "default",
+    ) -> Procedure:
+        """Store a learned workflow: the task it serves and its ordered steps."""
+        namespace = _namespace(namespace)
+        with self._op("add_procedure", namespace):
+            proc = _check(Procedure, {
+                "namespace": namespace, "task": task, "steps": [{"text": s} for s in steps],
+                "importance": importance, "confidence": confidence,
+            }, "procedure")
+            proc.keywords = keywords(item_text(proc))
+            self.store.put(namespace, [proc], self.embedder.embed([item_text(proc)]))
+        return proc
 
     def forget(self, ids: str | Sequence[str], *, namespace: str = "default") -> int:
         """Delete records for good, with their edges, vectors and index entries."""
@@ -633,8 +689,6 @@ class Memory:
         with self._op("import", target, nodes=len(nodes), edges=len(edges)):
             need = [n for n in nodes if n.id not in vectors and n.kind not in ("session", "entity")]
             if need:
-                from ..models import item_text
-
                 for n, v in zip(need, self.embedder.embed([item_text(n) for n in need])):
                     vectors[n.id] = v
             for i in range(0, max(len(nodes), 1), 5000):

@@ -15,9 +15,9 @@ _DAY = 86_400.0
 
 
 def recency(item: Scorable, now: datetime, half_life_days: float) -> float:
-    """Exponential decay from the item's last use (access, update or creation): 1.0 now,
-    0.5 after one half-life."""
-    last = max(t for t in (item.last_accessed_at, item.updated_at, item.created_at) if t is not None)
+    """Exponential decay from the item's last use (its last access, else its creation):
+    1.0 now, 0.5 after one half-life. Edits do not refresh it: a correction is a new record."""
+    last = max(t for t in (item.last_accessed_at, item.created_at) if t is not None)
     age_days = max(0.0, (now - last).total_seconds() / _DAY)
     return 0.5 ** (age_days / half_life_days)
 

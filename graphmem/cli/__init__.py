@@ -1,0 +1,111 @@
+"""The ``graphmem`` command line (typer + rich). Commands call the engine and format; no logic.
+
+Errors print one line and exit 1; ``-v`` shows the traceback."""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Optional, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..errors import GraphMemError, ImportFormatError
+from ..models import Context, ScoredItem
+
+app = typer.Typer(
+    name="graphmem",
+    help="Knowledge-graph memory for AI agents: write conversations, recall what matters.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _State:
+    db: Optional[Path] = None
+    namespace: str = "default"
+    verbose: bool = False
+
+
+state = _State()
+
+
+@app.callback()
+def _options(
+    db: Optional[Path] = typer.Option(None, "--db", help="store file (default: GRAPHMEM_PATH or ./graphmem.db)"),
+    namespace: str = typer.Option("default", "--namespace", "-n", help="tenant namespace"),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="log operations; show tracebacks"),
+) -> None:
+    state.db, state.namespace, state.verbose = db, namespace, verbose
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+
+
+def handles_errors(fn: F) -> F:
+    """graphmem errors become one line on stderr and exit code 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except GraphMemError as exc:
+            if state.verbose:
+                err.print_exception()
+            err.print(f"[red]error:[/red] {exc}", highlight=False, markup=True, soft_wrap=True)
+            raise typer.Exit(1) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def open_memory(path: Path | None = None):
+    from ..engine import Memory
+    from ..settings import Settings
+
+    settings = Settings()
+    return Memory(path or state.db or settings.path, settings=settings)
+
+
+def _print_json(data: Any) -> None:
+    out.print_json(json.dumps(data, ensure_ascii=False, default=str))
+
+
+def recall_table(items: list[ScoredItem], title: str = "") -> Table:
+    table = Table(title=title or None, show_lines=False, caption="via: v vector, k keyword, g graph")
+    for col in ("#", "layer", "score", "rel", "imp", "conf", "rec", "freq", "via"):
+        table.add_column(col, justify="left" if col in ("layer", "via") else "right", no_wrap=True)
+    table.add_column("text", overflow="fold")
+    for i, s in enumerate(items, 1):
+        b = s.breakdown
+        table.add_row(
+            str(i), s.layer, f"{s.score:.3f}", f"{b.relevance:.2f}", f"{b.importance:.2f}", f"{b.confidence:.2f}",
+            f"{b.recency:.2f}", f"{b.frequency:.2f}", "".join(m[0] for m in s.matched_by), s.text,
+        )
+    return table
+
+
+def print_context(ctx: Context) -> None:
+    out.print(ctx.text or "[dim](empty)[/dim]", highlight=False, markup=False)
+    timing = ", ".join(f"{k} {v:.1f} ms" for k, v in ctx.timings_ms.items())
+    out.print(f"[dim]{ctx.tokens}/{ctx.budget} tokens, {len(ctx.items)} items, {ctx.dropped} dropped; {timing}[/dim]")
+
+
+from . import commands  # noqa: E402,F401  (registers the commands)
+
+
+def main() -> None:
+    app(prog_name="graphmem")
+
+
+__all__ = ["app", "main"]
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,278 @@
+"""The CLI's commands. Each one opens the store, calls the engine, formats the result."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..errors import ImportFormatError, ValidationError
+from ..models import Layer
+from . import _print_json, app, handles_errors, open_memory, out, print_context, recall_table, state
+
+ADD_BATCH = 256
+
+
+@app.command()
+@handles_errors
+def init() -> None:
+    """Create the store file (schema and indexes) if it does not exist; safe to repeat."""
+    with open_memory() as mem:
+        out.print(f"store ready: {mem.settings.path if state.db is None else state.db} ({mem.embedder.name}, {mem.embedder.dim}-d)")
+
+
+def read_jsonl(lines: list[str], session: Optional[str]) -> list[tuple[str, dict]]:
+    """(session_id, message) pairs of a JSONL input; every bad line is reported by number."""
+    from ..engine import MessageIn
+
+    rows, errors = [], []
+    for lineno, raw in enumerate(lines, 1):
+        if not raw.strip():
+            continue
+        try:
+            data = json.loads(raw)
+            if not isinstance(data, dict):
+                raise ValueError("expected a JSON object")
+            sid = data.pop("session_id", None) or session
+            if not sid:
+                raise ValueError("no session_id on the line and no --session given")
+            MessageIn.model_validate(data)
+            rows.append((str(sid), data))
+        except ValueError as exc:  # json and pydantic errors are ValueErrors
+            reason = exc.errors()[0]["msg"] if hasattr(exc, "errors") else str(exc)
+            errors.append(ImportFormatError(lineno, reason))
+    if errors:
+        detail = "; ".join(str(e) for e in errors[:5])
+        raise ImportFormatError(errors[0].line, f"{len(errors)} bad line(s), nothing added: {detail}")
+    return rows
+
+
+@app.command()
+@handles_errors
+def add(
+    file: Optional[Path] = typer.Argument(None, help="JSONL of messages ({role, content, speaker?, created_at?, session_id?}); '-' or none reads stdin"),
+    session: Optional[str] = typer.Option(None, "--session", "-s", help="session for lines without session_id"),
+) -> None:
+    """Append conversation messages (fast path: searchable at once)."""
+    text = sys.stdin.read() if file is None or str(file) == "-" else file.read_text(encoding="utf-8")
+    rows = read_jsonl(text.splitlines(), session)
+    if not rows:
+        raise ValidationError("no messages in the input")
+    with open_memory() as mem, _progress() as progress:
+        task = progress.add_task("adding messages", total=len(rows))
+        start = 0
+        while start < len(rows):  # batches never straddle two sessions
+            sid = rows[start][0]
+            end = start
+            while end < len(rows) and end - start < ADD_BATCH and rows[end][0] == sid:
+                end += 1
+            mem.add_messages(sid, [r[1] for r in rows[start:end]], namespace=state.namespace)
+            progress.advance(task, end - start)
+            start = end
+    out.print(f"added {len(rows)} messages to namespace {state.namespace!r}")
+
+
+def _progress() -> Progress:
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=out, transient=False)
+
+
+@app.command()
+@handles_errors
+def remember(
+    text: str = typer.Argument(..., help="the memory, one fact or preference"),
+    subject: Optional[str] = typer.Option(None, help="subject of the fact"),
+    predicate: Optional[str] = typer.Option(None, help="predicate of the fact"),
+    object_: Optional[str] = typer.Option(None, "--object", help="object of the fact"),
+    category: str = typer.Option("fact", help="fact, preference, event, plan, ..."),
+    importance: float = typer.Option(0.5, min=0.0, max=1.0),
+    confidence: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="default: from --source"),
+    source: str = typer.Option("user_stated", help="user_stated (1.0), inferred (0.7) or observed (0.5)"),
+    entity: list[str] = typer.Option([], "--entity", "-e", help="entity the memory mentions (repeatable)"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Write one memory explicitly."""
+    with open_memory() as mem:
+        rec = mem.remember(
+            text, namespace=state.namespace, subject=subject, predicate=predicate, object=object_, category=category,
+            importance=importance, confidence=confidence, source=source,
+            entities=[{"name": e} for e in entity] if entity else None,
+        )
+    if as_json:
+        _print_json(rec.model_dump(mode="json"))
+    else:
+        out.print(f"remembered {rec.id}: {rec.text}", highlight=False)
+
+
+@app.command()
+@handles_errors
+def recall(
+    query: str = typer.Argument(...),
+    k: int = typer.Option(10, "--k", "-k", min=1, max=1000),
+    layer: list[str] = typer.Option([], "--layer", "-l", help="memory, episode, procedure, message (repeatable)"),
+    include_superseded: bool = typer.Option(False, "--include-superseded"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Recall the best items for a query, with each score's factor breakdown."""
+    with open_memory() as mem:
+        layers: tuple[Layer, ...] = tuple(layer) if layer else ("memory", "episode", "procedure", "message")
+        items = mem.recall(query, k=k, namespace=state.namespace, layers=layers, include_superseded=include_superseded)
+    if as_json:
+        _print_json([s.model_dump(mode="json") for s in items])
+    else:
+        out.print(recall_table(items, f"recall: {query}"))
+
+
+@app.command()
+@handles_errors
+def context(
+    query: str = typer.Argument(...),
+    budget: Optional[int] = typer.Option(None, "--budget", "-b", min=16, help="token budget"),
+    session: Optional[str] = typer.Option(None, "--session", "-s", help="add this session's recent turns and summary"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Assemble the prompt block for a query within a token budget."""
+    with open_memory() as mem:
+        ctx = mem.context(query, budget=budget, session_id=session, namespace=state.namespace)
+    if as_json:
+        _print_json(ctx.model_dump(mode="json"))
+    else:
+        print_context(ctx)
+
+
+@app.command()
+@handles_errors
+def show(record_id: str = typer.Argument(..., help="any record id, or an entity name")) -> None:
+    """Print one record (an entity shows its neighbourhood)."""
+    from ..errors import NotFoundError
+
+    with open_memory() as mem:
+        try:
+            rec = mem.get(record_id, namespace=state.namespace)
+        except NotFoundError:
+            rec = None
+        if rec is None or rec.kind == "entity":
+            _print_json(mem.neighbourhood(record_id, namespace=state.namespace).model_dump(mode="json"))
+        else:
+            _print_json(rec.model_dump(mode="json"))
+
+
+@app.command(name="list")
+@handles_errors
+def list_(
+    kind: str = typer.Option("memory", "--kind", help="memory, message, episode, procedure, entity, session"),
+    status: Optional[str] = typer.Option(None, help="active, superseded or archived"),
+    entity: Optional[str] = typer.Option(None, help="only records mentioning this entity"),
+    limit: int = typer.Option(20, min=1, max=10000),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """List records, newest first."""
+    with open_memory() as mem:
+        rows = mem.list(kind, namespace=state.namespace, status=status, entity=entity, limit=limit)  # type: ignore[arg-type]
+    if as_json:
+        _print_json([r.model_dump(mode="json") for r in rows])
+        return
+    from ..models import item_text
+
+    table = Table("id", "created", "status", "text")
+    for r in rows:
+        text = item_text(r) if r.kind in ("memory", "message", "episode", "procedure") else getattr(r, "name", r.id)
+        table.add_row(r.id, f"{r.created_at:%Y-%m-%d %H:%M}", str(getattr(getattr(r, "status", ""), "value", "")), text)
+    out.print(table)
+
+
+@app.command()
+@handles_errors
+def forget(ids: list[str] = typer.Argument(..., help="record ids to delete for good")) -> None:
+    """Delete records with their edges and index entries."""
+    with open_memory() as mem:
+        n = mem.forget(ids, namespace=state.namespace)
+    out.print(f"deleted {n} record(s)")
+
+
+@app.command()
+@handles_errors
+def history(memory_id: str, as_json: bool = typer.Option(False, "--json")) -> None:
+    """A memory's versions: what it superseded and what superseded it."""
+    with open_memory() as mem:
+        h = mem.history(memory_id, namespace=state.namespace)
+    if as_json:
+        _print_json(h.model_dump(mode="json"))
+        return
+    table = Table("version", "id", "status", "valid from", "valid until", "text", "reason", title=f"history of {memory_id}")
+    for label, m in [*(("older", m) for m in h.supersedes), ("this", h.memory), *(("newer", m) for m in h.superseded_by)]:
+        table.add_row(label, m.id, m.status.value, f"{m.valid_at:%Y-%m-%d %H:%M}" if m.valid_at else "",
+                      f"{m.invalid_at:%Y-%m-%d %H:%M}" if m.invalid_at else "", m.text, h.reasons.get(m.id, ""))
+    out.print(table)
+
+
+@app.command()
+@handles_errors
+def stats(as_json: bool = typer.Option(False, "--json")) -> None:
+    """Counts of records and edges in the namespace."""
+    with open_memory() as mem:
+        data = mem.stats(namespace=state.namespace)
+        data["namespaces"] = mem.namespaces()
+    if as_json:
+        _print_json(data)
+        return
+    table = Table("what", "value", title=f"namespace {state.namespace!r}")
+    for key, value in data.items():
+        table.add_row(key, str(value))
+    out.print(table)
+
+
+@app.command()
+@handles_errors
+def soul(text: Optional[str] = typer.Argument(None, help="identity block; empty clears it")) -> None:
+    """Set the identity block (persona, rules) that heads every context."""
+    with open_memory() as mem:
+        mem.set_soul(text, namespace=state.namespace)
+    out.print("soul set" if text else "soul cleared")
+
+
+@app.command(name="export")
+@handles_errors
+def export_(
+    file: Optional[Path] = typer.Argument(None, help="output JSONL (default: stdout)"),
+    no_vectors: bool = typer.Option(False, "--no-vectors", help="leave embeddings out (re-computed on import)"),
+) -> None:
+    """Export a namespace as JSONL (lossless with vectors)."""
+    with open_memory() as mem:
+        if file is None:
+            mem.export(sys.stdout, namespace=state.namespace, vectors=not no_vectors)
+            return
+        with file.open("w", encoding="utf-8") as fp:
+            n = mem.export(fp, namespace=state.namespace, vectors=not no_vectors)
+    out.print(f"exported {n} lines to {file}")
+
+
+@app.command(name="import")
+@handles_errors
+def import_(
+    file: Path = typer.Argument(..., help="JSONL written by export ('-' for stdin)"),
+    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="import the good lines and list the bad ones"),
+    into: Optional[str] = typer.Option(None, "--into", help="target namespace (default: the file's)"),
+) -> None:
+    """Import a JSONL export. Bad lines are reported by number; by default nothing is written then."""
+    lines = sys.stdin.read().splitlines() if str(file) == "-" else file.read_text(encoding="utf-8").splitlines()
+    with open_memory() as mem:
+        report = mem.import_(lines, namespace=into, skip_invalid=skip_invalid)
+    out.print(f"imported {report['nodes']} records and {report['edges']} edges into {report['namespace']!r}")
+    for e in report["errors"]:
+        out.print(f"[yellow]skipped line {e['line']}:[/yellow] {e['reason']}", highlight=False)
+
+
+@app.command()
+@handles_errors
+def demo() -> None:
+    """Ingest a short bilingual conversation, then show recall, context and a changed preference.
+    Uses a temporary store unless --db is given."""
+    from .demo import run_demo
+
+    run_demo(state.db, state.namespace)

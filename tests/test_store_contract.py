@@ -1,0 +1,269 @@
+"""The contract every Store backend passes (parametrised over conftest.BACKENDS)."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import numpy as np
+import pytest
+
+from graphmem.errors import ConfigurationError, ValidationError
+from graphmem.models import (
+    Edge, EdgeType, Entity, Episode, MemoryRecord, Message, Procedure, Relation, Session, Status, Step, utcnow,
+)
+
+from .conftest import DIM, make_store, unit
+
+NAN = np.full(DIM, np.nan, dtype=np.float32)
+
+
+def mem(text: str, ns: str = "a", **kw) -> MemoryRecord:
+    return MemoryRecord(namespace=ns, text=text, **kw)
+
+
+def test_put_get_roundtrip_every_kind(store):
+    now = utcnow()
+    nodes = [
+        Session(id="s1", namespace="a", title="t", summary="sum"),
+        Message(namespace="a", session_id="s1", content="hello there", speaker="Ann", seq=0),
+        mem("Ann likes tea", subject="Ann", predicate="likes", object="tea", valid_at=now, source_message_ids=["x"]),
+        Entity(namespace="a", name="Ann", type="person", aliases=["Annie"]),
+        Episode(namespace="a", summary="Ann talked about tea", session_id="s1"),
+        Procedure(namespace="a", task="brew tea", steps=[Step(text="boil water"), Step(text="steep 3 min")]),
+    ]
+    vecs = np.stack([NAN, unit(1), unit(0, 1), NAN, unit(1, 1), unit(0, 0, 1)])
+    store.put("a", nodes, vecs)
+    got = store.get("a", [n.id for n in reversed(nodes)] + ["missing"])
+    assert [g.id for g in got] == [n.id for n in reversed(nodes)]
+    for original in nodes:
+        again = next(g for g in got if g.id == original.id)
+        assert again.model_dump() == original.model_dump()
+    assert set(store.vectors("a", [n.id for n in nodes])) == {nodes[i].id for i in (1, 2, 4, 5)}
+
+
+def test_namespaces_are_isolated_everywhere(store):
+    a = mem("the secret of tenant a", ns="a")
+    b = mem("the secret of tenant b", ns="b")
+    ea, eb = Entity(namespace="a", name="Zed"), Entity(namespace="b", name="Zed")
+    store.put("a", [a, ea], np.stack([unit(1), NAN]))
+    store.put("b", [b, eb], np.stack([unit(1), NAN]))
+    store.add_edges("a", [Edge(namespace="a", source=a.id, type=EdgeType.MENTIONS, target=ea.id)])
+    assert store.get("a", [b.id]) == []
+    assert [n.id for n in store.query("a", "memory")] == [a.id]
+    assert [i for i, _ in store.vector_search("a", "memory", unit(1), 10, [Status.active])] == [a.id]
+    assert [i for i, _ in store.keyword_search("a", "memory", "secret tenant", 10, [Status.active])] == [a.id]
+    assert store.find_entities("a", ["zed"])["zed"].id == ea.id
+    assert store.edges("b", [a.id], direction="both") == []
+    assert sorted(store.namespaces()) == ["a", "b"]
+    with pytest.raises(ValidationError):
+        store.put("a", [mem("x", ns="b")])
+    with pytest.raises(ValidationError):  # an edge may not point into another namespace
+        store.add_edges("a", [Edge(namespace="a", source=a.id, type=EdgeType.MENTIONS, target=eb.id)])
+
+
+def test_bad_vectors_and_batches_write_nothing(store):
+    good, bad = mem("good"), mem("bad")
+    with pytest.raises(ValidationError):
+        store.put("a", [good, bad], np.stack([unit(1), np.full(DIM, np.inf)]))
+    with pytest.raises(ValidationError):
+        store.put("a", [good], np.ones((1, DIM + 1), dtype=np.float32))
+    with pytest.raises(ValidationError):
+        store.put("a", [good], np.zeros((1, DIM), dtype=np.float32))
+    with pytest.raises(ValidationError):  # dangling edge: the whole batch is rolled back
+        store.put("a", [good], np.stack([unit(1)]),
+                  [Edge(namespace="a", source=good.id, type=EdgeType.DERIVED_FROM, target="msg_nope")])
+    assert store.get("a", [good.id, bad.id]) == []
+    assert store.keyword_search("a", "memory", "good", 5, [Status.active]) == []
+    assert store.vector_search("a", "memory", unit(1), 5, [Status.active]) == []
+
+
+def test_vector_search_is_exact_and_filters_status(store):
+    rng = np.random.default_rng(7)
+    vecs = rng.normal(size=(300, DIM)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    nodes = [mem(f"m{i}", status=Status.superseded if i % 3 == 0 else Status.active) for i in range(300)]
+    store.put("a", nodes, vecs)
+    q = unit(1, 2, 3)
+    hits = store.vector_search("a", "memory", q, 10, [Status.active])
+    sims = vecs @ q
+    active = [i for i in range(300) if i % 3]
+    expect = sorted(active, key=lambda i: -sims[i])[:10]
+    assert [h[0] for h in hits] == [nodes[i].id for i in expect]
+    assert np.allclose([h[1] for h in hits], sims[expect], atol=1e-5)
+    both = store.vector_search("a", "memory", q, 300, [Status.active, Status.superseded])
+    assert len(both) == 300
+    # a status change is seen by the next search
+    top = nodes[expect[0]].model_copy(update={"status": Status.archived})
+    store.put("a", [top])
+    assert nodes[expect[0]].id not in [h[0] for h in store.vector_search("a", "memory", q, 10, [Status.active])]
+    with pytest.raises(ValidationError):
+        store.vector_search("a", "memory", np.full(DIM, np.nan), 3, [Status.active])
+
+
+def test_keyword_search_english_stems_and_chinese_words(store):
+    en = mem("Alice prefers TypeScript for tooling")
+    zh = mem("我对花生过敏，不能吃花生酱")
+    store.put("a", [en, zh])
+    assert [i for i, _ in store.keyword_search("a", "memory", "preferring typescript", 5, [Status.active])] == [en.id]
+    assert [i for i, _ in store.keyword_search("a", "memory", "花生", 5, [Status.active])] == [zh.id]
+    assert [i for i, _ in store.keyword_search("a", "memory", "她对什么过敏", 5, [Status.active])] == [zh.id]
+
+
+@pytest.mark.parametrize("payload", [
+    '"', "'", "AND", "NOT tea", "NEAR(a b)", "scope:x", "a*", "body: x", '") OR 1=1 --', "'; DROP TABLE nodes; --",
+    "\\", "{}", "^start", "tea + coffee",
+])
+def test_keyword_search_treats_syntax_as_data(store, payload):
+    m = mem(f"drinks tea and coffee {payload}")
+    store.put("a", [m])
+    store.keyword_search("a", "memory", payload, 5, [Status.active])  # never raises
+    assert store.get("a", [m.id])  # and nothing was harmed
+
+
+def test_delete_leaves_no_orphans(store):
+    e1, e2 = Entity(namespace="a", name="Ann"), Entity(namespace="a", name="Tea")
+    m = mem("Ann likes tea")
+    edges = [
+        Edge(namespace="a", source=m.id, type=EdgeType.MENTIONS, target=e1.id, key="subject"),
+        Relation(namespace="a", source_id=e1.id, predicate="likes", target_id=e2.id, memory_id=m.id).to_edge(),
+    ]
+    store.put("a", [m, e1, e2], np.stack([unit(1), NAN, NAN]), edges)
+    assert store.neighbours("a", [e1.id], 1) == {e1.id: 0, e2.id: 1}
+    assert store.delete("a", [m.id, "unknown"]) == 1
+    assert store.get("a", [m.id]) == []
+    assert store.edges("a", [m.id, e1.id, e2.id], direction="both") == []  # relation derived from m went too
+    assert store.neighbours("a", [e1.id], 1) == {e1.id: 0}
+    assert store.keyword_search("a", "memory", "likes tea", 5, [Status.active]) == []
+    assert store.vector_search("a", "memory", unit(1), 5, [Status.active]) == []
+    assert store.vectors("a", [m.id]) == {}
+    store.delete("a", [e1.id])
+    assert store.find_entities("a", ["ann"]) == {}
+    assert store.count("a") == {"entity": 1, "edges": 0}
+
+
+def test_entities_found_by_normalised_name_and_alias(store):
+    e = Entity(namespace="a", name="The Northwind Co", aliases=["NW", "北风"])
+    store.put("a", [e])
+    found = store.find_entities("a", ["northwind co", "nw", "北风", "nobody"])
+    assert {k: v.id for k, v in found.items()} == {"northwind co": e.id, "nw": e.id, "北风": e.id}
+
+
+def test_neighbours_follow_relations_both_ways_up_to_depth(store):
+    ents = [Entity(namespace="a", name=n) for n in "ABCD"]
+    store.put("a", ents)
+    rel = [Relation(namespace="a", source_id=ents[i].id, predicate="knows", target_id=ents[i + 1].id).to_edge()
+           for i in range(3)]
+    store.add_edges("a", rel)
+    ids = [e.id for e in ents]
+    assert store.neighbours("a", [ids[1]], 1) == {ids[1]: 0, ids[0]: 1, ids[2]: 1}
+    assert store.neighbours("a", [ids[0]], 2) == {ids[0]: 0, ids[1]: 1, ids[2]: 2}
+    store.delete_edges("a", [rel[0]])
+    assert store.neighbours("a", [ids[0]], 3) == {ids[0]: 0}
+
+
+def test_query_filters_and_order(store):
+    base = utcnow() - timedelta(days=10)
+    msgs = [Message(namespace="a", session_id="s1" if i < 3 else "s2", content=f"m{i}", created_at=base + timedelta(days=i))
+            for i in range(5)]
+    mems = [mem("active one", category="fact"), mem("old one", status=Status.superseded, category="preference")]
+    store.put("a", msgs + mems)
+    assert [m.content for m in store.query("a", "message", session_id="s1")] == ["m2", "m1", "m0"]
+    assert [m.content for m in store.query("a", "message", newest_first=False, limit=2, offset=1)] == ["m1", "m2"]
+    assert [m.content for m in store.query("a", "message", since=base + timedelta(days=3))] == ["m4", "m3"]
+    assert [m.content for m in store.query("a", "message", until=base + timedelta(days=1))] == ["m0"]
+    assert [m.text for m in store.query("a", "memory", statuses=[Status.superseded])] == ["old one"]
+    assert [m.text for m in store.query("a", "memory", category="fact")] == ["active one"]
+    assert store.query("a", "memory", ids=[]) == []
+    counts = store.count("a")
+    assert counts["message"] == 5 and counts["memory:superseded"] == 1 and counts["memory:active"] == 1
+
+
+def test_access_is_visible_at_once_and_durable(backend, tmp_path):
+    s = make_store(backend, tmp_path)
+    m = mem("remember me")
+    s.put("a", [m])
+    at = utcnow()
+    s.record_access("a", [m.id, m.id], at)
+    got = s.get("a", [m.id])[0]
+    assert got.access_count == 2 and abs((got.last_accessed_at - at).total_seconds()) < 1e-3
+    s.close()
+    s = make_store(backend, tmp_path)
+    assert s.get("a", [m.id])[0].access_count == 2
+    s.close()
+
+
+def test_reopen_restores_everything(backend, tmp_path):
+    s = make_store(backend, tmp_path)
+    e = Entity(namespace="a", name="Ann")
+    m = mem("Ann drinks oolong tea")
+    s.put("a", [m, e], np.stack([unit(1), NAN]),
+          [Edge(namespace="a", source=m.id, type=EdgeType.MENTIONS, target=e.id)])
+    s.set_meta("a", "soul", "be kind")
+    s.close()
+    s = make_store(backend, tmp_path)
+    assert s.get("a", [m.id])[0].text == m.text
+    assert s.vector_search("a", "memory", unit(1), 1, [Status.active])[0][0] == m.id
+    assert s.keyword_search("a", "memory", "oolong", 1, [Status.active])[0][0] == m.id
+    assert s.edges("a", [m.id])[0].target == e.id
+    assert s.get_meta("a", "soul") == "be kind"
+    s.close()
+
+
+def test_init_refuses_another_embedder(backend, tmp_path):
+    make_store(backend, tmp_path).close()
+    with pytest.raises(ConfigurationError):
+        make_store(backend, tmp_path, dim=DIM * 2)
+
+
+def test_second_connection_sees_writes(backend, tmp_path):
+    writer = make_store(backend, tmp_path)
+    reader = make_store(backend, tmp_path)
+    first = mem("first")
+    writer.put("a", [first], np.stack([unit(1)]))
+    assert reader.vector_search("a", "memory", unit(1), 5, [Status.active])[0][0] == first.id  # index now cached
+    second = mem("second")
+    writer.put("a", [second], np.stack([unit(1, 0.1)]))
+    hits = [i for i, _ in reader.vector_search("a", "memory", unit(1), 5, [Status.active])]
+    assert set(hits) == {first.id, second.id}  # the cached index noticed the other connection's write
+    writer.delete("a", [first.id])
+    assert [i for i, _ in reader.vector_search("a", "memory", unit(1), 5, [Status.active])] == [second.id]
+    writer.close()
+    reader.close()
+
+
+def test_concurrent_readers_and_a_writer(store):
+    store.put("a", [mem(f"seed {i}") for i in range(20)], np.stack([unit(1, i) for i in range(20)]))
+    errors: list[BaseException] = []
+
+    def read():
+        try:
+            for _ in range(50):
+                assert store.vector_search("a", "memory", unit(1), 5, [Status.active])
+                store.keyword_search("a", "memory", "seed", 5, [Status.active])
+        except BaseException as exc:  # noqa: BLE001 - collected and re-raised below
+            errors.append(exc)
+
+    def write():
+        try:
+            for i in range(50):
+                store.put("a", [mem(f"new {i}")], np.stack([unit(0, 1, i)]))
+        except BaseException as exc:  # noqa: BLE001
+            errors.append(exc)
+
+    threads = [threading.Thread(target=read) for _ in range(3)] + [threading.Thread(target=write)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert store.count("a")["memory"] == 70
+
+
+def test_delete_namespace_removes_only_it(store):
+    store.put("a", [mem("a1")], np.stack([unit(1)]))
+    store.put("b", [mem("b1", ns="b")], np.stack([unit(1)]))
+    assert store.delete_namespace("a") == 1
+    assert not store.has_namespace("a") and store.has_namespace("b")
+    assert store.vector_search("a", "memory", unit(1), 5, [Status.active]) == []
+    assert len(store.vector_search("b", "memory", unit(1), 5, [Status.active])) == 1
