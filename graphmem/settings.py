@@ -33,9 +33,9 @@ class RelevanceWeights(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    semantic: float = Field(0.55, ge=0)
-    keyword: float = Field(0.30, ge=0)
-    graph: float = Field(0.15, ge=0)
+    semantic: float = Field(0.50, ge=0)
+    keyword: float = Field(0.25, ge=0)
+    graph: float = Field(0.25, ge=0)
 
 
 class RecallOptions(BaseModel):
@@ -63,6 +63,7 @@ class Settings(BaseSettings):
 
     backend: Literal["embedded"] = "embedded"
     path: Path = Field(Path("graphmem.db"), description="the embedded store's single file")
+    cache_dir: Path = Field(Path("~/.cache/graphmem").expanduser(), description="assembled model files live here")
     embedder: Literal["use", "e5"] = "use"
     recall: RecallOptions = RecallOptions()
     max_batch: int = Field(10_000, ge=1, description="most records accepted in one write call")

@@ -292,8 +292,7 @@ class Memory:
             now = utcnow()
             corrects = any(k in changes and changes[k] != getattr(old, k) for k in ("text", "subject", "predicate", "object"))
             if not corrects:
-                updated = old.model_copy(update={**changes, "updated_at": now})
-                updated = MemoryRecord.model_validate(updated.model_dump())
+                updated = MemoryRecord.model_validate({**old.model_dump(), **changes, "updated_at": now})
                 self.store.put(namespace, [updated])
                 return updated
             if old.status is not Status.active:

@@ -15,6 +15,7 @@ from typing import Protocol, runtime_checkable
 
 from .tokens import _CJK
 
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
 _PIECE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<digits>\d+)|(?P<word>[^\W\d_]+)|(?P<space>\s+)|(?P<other>[^\w\s]+|_+)")
 
 
@@ -24,25 +25,29 @@ class TokenCounter(Protocol):
 
 
 class ApproxTokenCounter:
-    """A fast estimate of a BPE tokenizer's count; see the module docstring."""
+    """A fast estimate of a BPE tokenizer's count; see the module docstring. The rates were
+    fitted on LoCoMo (English) and MemoryBank (Chinese) turns against the Qwen2.5 tokenizer."""
 
-    def __init__(self, chars_per_cjk_token: float = 1.4, chars_per_word_token: float = 4.2) -> None:
-        self.cjk = chars_per_cjk_token
-        self.word = chars_per_word_token
+    def __init__(self, tokens_per_cjk_char: float = 0.53, whole_word_chars: int = 8, chars_per_extra_token: float = 12.0) -> None:
+        self.cjk = tokens_per_cjk_char
+        self.whole = whole_word_chars
+        self.extra = chars_per_extra_token
 
     def count(self, text: str) -> int:
         total = 0.0
         for m in _PIECE.finditer(text):
             kind = m.lastgroup
-            piece = m.group(0)
+            n = len(m.group(0))
             if kind == "cjk":
-                total += math.ceil(len(piece) / self.cjk)
+                total += n * self.cjk
             elif kind == "digits":
-                total += len(piece)
-            elif kind == "word":
-                total += 1 if len(piece) <= 7 else math.ceil(len(piece) / self.word)
+                total += n  # Qwen2.5 splits numbers into single digits
+            elif kind == "word":  # a leading space merges into the word
+                total += 1 + max(0, n - self.whole) / self.extra
             elif kind == "space":
-                total += piece.count("\n")  # a space before a word merges into it
+                # newlines are tokens; a space merges into a following word but not into Chinese
+                nxt = text[m.end() : m.end() + 1]
+                total += m.group(0).count("\n") + (1 if nxt and _CJK_CHAR.match(nxt) else 0)
             else:
-                total += len(piece) if len(piece) < 3 else math.ceil(len(piece) / 2)
-        return int(total)
+                total += n
+        return math.ceil(total)

@@ -23,7 +23,7 @@ EN_STOP = frozenset(
     that the their theirs them themselves then there these they this those through to too under until up very
     was we were what when where which while who whom why will with would you your yours yourself yourselves
     s t don doesn didn isn wasn aren weren won wouldn shouldn couldn ll re ve d m o also yes ok okay oh hey hi
-    hello thanks thank please really just like get got go going went know think tell told said say says""".split()
+    hello thanks thank please really just get got go going went know think tell told said say says""".split()
 )
 ZH_STOP = frozenset(
     """的 了 和 是 在 我 你 他 她 它 我们 你们 他们 她们 这 那 这个 那个 就 也 都 而 及 与 或 一个 没有 不 吗 呢 吧 啊

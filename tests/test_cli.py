@@ -1,0 +1,115 @@
+"""The command line: every command runs, errors are one line with exit code 1."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from graphmem.cli import app
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def db(tmp_path):
+    return str(tmp_path / "cli.db")
+
+
+def run(db, *args, input=None):
+    return runner.invoke(app, ["--db", db, *args], input=input)
+
+
+def test_help_lists_every_command():
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    for cmd in ("init", "add", "remember", "recall", "context", "show", "forget", "history", "stats", "export",
+                "import", "demo", "list", "soul"):
+        assert cmd in result.output
+
+
+def test_init_add_recall_context(db):
+    assert run(db, "init").exit_code == 0
+    lines = "\n".join(json.dumps(m, ensure_ascii=False) for m in [
+        {"session_id": "s1", "role": "user", "content": "I'm moving to Lisbon in June"},
+        {"session_id": "s1", "role": "assistant", "content": "Exciting! Need help with flats?"},
+        {"session_id": "s2", "role": "user", "content": "我喜欢吃辣的川菜"},
+    ])
+    result = run(db, "add", input=lines)
+    assert result.exit_code == 0, result.output
+    assert "added 3 messages" in result.output
+    result = run(db, "recall", "where is the user moving?", "-k", "2")
+    assert result.exit_code == 0 and "Lisbon" in result.output and "rel" in result.output
+    data = json.loads(run(db, "recall", "川菜", "--json").output)
+    assert data[0]["item"]["content"] == "我喜欢吃辣的川菜" and "breakdown" in data[0]
+    result = run(db, "context", "moving plans", "--budget", "100", "--session", "s1")
+    assert result.exit_code == 0 and "## Recent conversation" in result.output and "tokens" in result.output
+
+
+def test_add_reports_bad_lines_and_adds_nothing(db, tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_text('{"content": "fine"}\n{oops\n{"content": ""}\n', encoding="utf-8")
+    result = run(db, "add", str(path), "--session", "s")
+    assert result.exit_code == 1
+    assert "line 2" in result.output and "line 3" in result.output
+    assert "Traceback" not in result.output
+    assert run(db, "stats").exit_code == 1  # the namespace was never created
+
+
+def test_remember_show_history_forget(db):
+    out = json.loads(run(db, "remember", "Ann prefers tea", "--subject", "Ann", "--predicate", "prefers",
+                         "--object", "tea", "--category", "preference", "--json").output)
+    mem_id = out["id"]
+    shown = json.loads(run(db, "show", mem_id).output)
+    assert shown["text"] == "Ann prefers tea"
+    hood = json.loads(run(db, "show", "Ann").output)
+    assert hood["entity"]["name"] == "Ann"
+    result = run(db, "history", mem_id)
+    assert result.exit_code == 0 and "this" in result.output
+    assert "1" in run(db, "list", "--kind", "memory").output
+    result = run(db, "forget", mem_id)
+    assert result.exit_code == 0 and "deleted 1" in result.output
+    result = run(db, "show", mem_id)
+    assert result.exit_code == 1 and result.output.count("\n") <= 2 and "error:" in result.output
+
+
+def test_errors_are_one_line_and_verbose_shows_traceback(db):
+    result = runner.invoke(app, ["--db", db, "-n", "nowhere", "recall", "anything"])
+    assert result.exit_code == 1 and "does not exist" in result.output and "Traceback" not in result.output
+    result = runner.invoke(app, ["--db", db, "-v", "-n", "nowhere", "recall", "anything"])
+    assert result.exit_code == 1 and "Traceback" in result.output
+
+
+def test_export_import_round_trip(db, tmp_path):
+    run(db, "remember", "Ann prefers tea")
+    run(db, "add", "--session", "s", input='{"content": "hello there"}\n')
+    dump = tmp_path / "dump.jsonl"
+    assert run(db, "export", str(dump)).exit_code == 0
+    other = str(tmp_path / "other.db")
+    result = run(other, "import", str(dump))
+    assert result.exit_code == 0 and "imported" in result.output
+    dump2 = tmp_path / "dump2.jsonl"
+    run(other, "export", str(dump2))
+    assert dump.read_text(encoding="utf-8") == dump2.read_text(encoding="utf-8")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(dump.read_text(encoding="utf-8") + "not json\n", encoding="utf-8")
+    result = run(str(tmp_path / "third.db"), "import", str(bad))
+    assert result.exit_code == 1 and "line" in result.output
+    result = run(str(tmp_path / "third.db"), "import", str(bad), "--skip-invalid")
+    assert result.exit_code == 0 and "skipped line" in result.output
+
+
+def test_stats_and_soul(db):
+    run(db, "remember", "x marks the spot")
+    assert run(db, "soul", "You are terse.").exit_code == 0
+    data = json.loads(run(db, "stats", "--json").output)
+    assert data["memory"] == 1 and data["namespaces"] == ["default"]
+    assert "You are terse." in run(db, "context", "spot").output
+
+
+def test_demo_runs(tmp_path):
+    result = runner.invoke(app, ["--db", str(tmp_path / "demo.db"), "demo"])
+    assert result.exit_code == 0, result.output
+    for expected in ("superseded:", "Rust over TypeScript", "## Identity", "demo finished"):
+        assert expected in result.output

@@ -1,0 +1,84 @@
+"""Unit tests of the plain functions: tokenising, entity names, scoring, layer merging."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from graphmem.models import MemoryRecord, ScoreBreakdown, ScoredItem, utcnow
+from graphmem.retrieve import frequency, merge_layers, recency, relevance, score
+from graphmem.retrieve.recall import keyword_signal
+from graphmem.settings import RecallOptions, RelevanceWeights
+from graphmem.text import EntityTagger, fts_query, keywords, normalise_name, query_terms, segment
+
+
+def test_segment_handles_english_and_chinese():
+    assert segment("Alice's TypeScript") == ["alice's", "typescript"]
+    assert "北京" in segment("我住在北京") and "火锅" in segment("吃火锅", for_search=True)
+    assert query_terms("What does she like? 她喜欢什么") == ["like", "喜欢"]
+
+
+def test_fts_query_quotes_every_term():
+    assert fts_query('tea" OR 1') == '"tea" OR "1"'
+    assert fts_query("the of and") is None
+    assert fts_query("NEAR(x y) coffee*") == '"near" OR "coffee"'
+
+
+def test_keywords_are_stemmed_and_stopword_free():
+    assert keywords("The cats are running to the parks") == ["cat", "park", "runn"]
+    assert keywords("我喜欢猫") == ["喜欢", "猫"]
+
+
+def test_normalise_name():
+    assert normalise_name("  The   Google's ") == "google"
+    assert normalise_name("ＡＢＣ") == "abc"
+
+
+def test_tagger_finds_english_and_chinese_entities():
+    en, zh, lower = EntityTagger().tag_many(["Maria flew from Madrid to Tokyo", "张伟在上海工作", "no names here"])
+    assert {"Maria", "Madrid", "Tokyo"} <= {e.name for e in en}
+    assert {("张伟", "person"), ("上海", "place")} <= {(e.name, e.type) for e in zh}
+    assert lower == []
+
+
+def test_recency_halves_each_half_life():
+    now = utcnow()
+    m = MemoryRecord(text="x", created_at=now - timedelta(days=30))
+    assert recency(m, now, 30) == pytest.approx(0.5)
+    m.last_accessed_at = now
+    assert recency(m, now, 30) == pytest.approx(1.0)
+
+
+def test_frequency_saturates():
+    assert frequency(0, 10) == 0
+    assert frequency(10, 10) == pytest.approx(0.632, abs=1e-3)
+    assert frequency(30, 10) < 1.0 and frequency(1000, 10) <= 1.0
+
+
+def test_relevance_blend_and_score_weights():
+    w = RelevanceWeights(semantic=1, keyword=1, graph=0)
+    assert relevance(0.8, 0.4, 1.0, w) == pytest.approx(0.6)
+    m = MemoryRecord(text="x", importance=0.2, confidence=0.7)
+    b = score(m, semantic=1, keyword=1, graph=1, now=utcnow(), options=RecallOptions())
+    assert b.total == pytest.approx(0.5 * 1 + 0.15 * 0.2 + 0.15 * 0.7 + 0.10 * 1 + 0.10 * 0, abs=1e-5)
+
+
+def test_keyword_signal_rewards_coverage():
+    full = keyword_signal(2.0, 4.0, {"tea", "ann"}, ["ann", "tea", "x"])
+    half = keyword_signal(4.0, 4.0, {"tea", "ann"}, ["ann"])
+    assert full == pytest.approx(0.75) and half == pytest.approx(0.75)
+    assert keyword_signal(0, 4.0, {"tea"}, ["tea"]) == 0
+
+
+def _item(layer: str, score_: float, n: int) -> ScoredItem:
+    b = ScoreBreakdown(relevance=0, importance=0, confidence=0, recency=0, frequency=0, total=score_)
+    item = MemoryRecord(text=f"{layer}{n}")
+    return ScoredItem(layer="memory", item=item, score=score_, breakdown=b)
+
+
+def test_merge_keeps_each_layers_best():
+    by_layer = {"message": [_item("msg", 0.9 - i / 100, i) for i in range(10)], "episode": [_item("ep", 0.2, 0)]}
+    merged = merge_layers(by_layer, 3)
+    assert len(merged) == 3 and merged[-1].item.text == "ep0"
+    assert merge_layers(by_layer, 0) == []
