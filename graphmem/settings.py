@@ -67,6 +67,9 @@ class Settings(BaseSettings):
     embedder: Literal["use", "e5"] = "use"
     recall: RecallOptions = RecallOptions()
     max_batch: int = Field(10_000, ge=1, description="most records accepted in one write call")
+    enrichment: Literal["background", "manual"] = Field(
+        "background", description="messages written with wait=False: embedded by a background thread, or only on flush()"
+    )
     context_budget: int = Field(1500, ge=32, description="default token budget of context()")
     recent_turns: int = Field(6, ge=0, description="L0: how many recent session turns context() may add")
     soul: str = Field("", description="default identity block for context(); set per namespace with set_soul")

@@ -13,7 +13,7 @@ from graphmem import (
     GraphMemError, ImportFormatError, Memory, NamespaceNotFoundError, NotFoundError, RecallOptions, ValidationError,
 )
 from graphmem.models import EdgeType, Status
-from graphmem.settings import ScoreWeights
+from graphmem.settings import ScoreWeights, Settings
 
 
 def test_messages_are_searchable_at_once(mem):
@@ -340,3 +340,23 @@ def test_from_settings_reads_the_environment(monkeypatch, tmp_path):
     monkeypatch.setenv("GRAPHMEM_EMBEDDER", "word2vec")
     with pytest.raises(GraphMemError):
         Memory.from_settings()
+
+
+def test_deferred_enrichment_for_bulk_ingestion(tmp_path):
+    path = tmp_path / "bulk.db"
+    texts = [f"Priya Patel booked flight number {i} to Oslo" for i in range(300)] + ["the red umbrella is in the hall"]
+    with Memory(path, settings=Settings(enrichment="manual")) as m:  # nothing runs until flush()
+        msgs = m.add_messages("bulk", texts, wait=False)
+        assert m.pending() == len(texts)
+        hit = m.recall("umbrella", k=1, layers=["message"])[0]  # keyword-searchable on return
+        assert hit.item.id == msgs[-1].id and hit.matched_by == ["keyword"]
+    with Memory(path) as m:  # pending work survived the restart
+        assert m.pending() == len(texts)
+        m.flush(timeout=120)
+        assert m.pending() == 0
+        hit = m.recall("where did I leave my rain gear?", k=1, layers=["message"])[0]
+        assert hit.item.id == msgs[-1].id and "vector" in hit.matched_by
+        assert "Priya Patel" in m.get(msgs[0].id).entities
+        m.add_messages("bulk", ["one more deferred line"], wait=False)
+        m.flush(timeout=60)
+        assert m.pending() == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -40,6 +41,7 @@ from ..models import (
     ScoredItem,
     Session,
     Status,
+    check_vector,
     item_text,
     utcnow,
 )
@@ -48,6 +50,7 @@ from ..retrieve import Recaller, assemble
 from ..settings import RecallOptions, Settings
 from ..store import EmbeddedStore, Store
 from ..text import ApproxTokenCounter, EntityTagger, TokenCounter, keywords, normalise_name
+from .enrich import Enricher
 from .inputs import EntityIn, MemoryIn, MemoryPatch, MessageIn, RelationIn
 
 log = logging.getLogger(__name__)
@@ -97,7 +100,9 @@ class Memory:
         self.store.init(embedder=self.embedder.name, dim=self.embedder.dim)
         self.tagger = EntityTagger()
         self.counter = token_counter or ApproxTokenCounter()
-        self.recaller = Recaller(self.store, self.embedder, self.tagger)
+        self.recaller = Recaller(self.store, self.embedder)
+        self._write_lock = threading.RLock()  # engine writes are read-modify-write: one at a time
+        self._enricher = Enricher(self)
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None, **overrides: Any) -> "Memory":
@@ -110,7 +115,18 @@ class Memory:
         return cls(settings=settings)
 
     def close(self) -> None:
+        """Stop background work (pending enrichment stays durable) and close the store."""
+        self._enricher.close()
+        self.recaller.close()
         self.store.close()
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait until messages written with ``wait=False`` are embedded and tagged."""
+        self._enricher.flush(timeout)
+
+    def pending(self) -> int:
+        """Messages stored but not yet embedded (written with ``wait=False``)."""
+        return len(self.store.pending_vectors("message", 100_000))
 
     def __enter__(self) -> "Memory":
         return self
@@ -138,9 +154,13 @@ class Memory:
         messages: Sequence[MessageIn | dict | str],
         *,
         namespace: str = "default",
+        wait: bool = True,
     ) -> list[Message]:
         """Append turns to a session's log: durable at once, embedded and tagged with
-        entities and keywords so that recall finds them immediately, before any LLM."""
+        entities and keywords so that recall finds them immediately, before any LLM.
+
+        ``wait=False`` is for bulk ingestion: messages are durable and keyword-searchable
+        on return, and a background thread embeds and tags them (``flush()`` waits)."""
         namespace = _namespace(namespace)
         try:
             session_id = _SESSION_ID.validate_python(session_id)
@@ -157,7 +177,7 @@ class Memory:
             if not isinstance(m, MessageIn) else m
             for i, m in enumerate(messages)
         ]
-        with self._op("add_messages", namespace, count=len(inputs)):
+        with self._write_lock, self._op("add_messages", namespace, count=len(inputs)):
             now = utcnow()
             session = next(iter(self.store.get(namespace, [session_id])), None)
             if session is not None and not isinstance(session, Session):
@@ -170,8 +190,7 @@ class Memory:
                 if not inputs:
                     return []
             texts = [m.content for m in inputs]
-            tags = self.tagger.tag_many(texts)
-            vectors = self.embedder.embed(texts)
+            tags = self.tagger.tag_many(texts) if wait else [[] for _ in texts]
             records: list[Message] = []
             for i, (m, ents) in enumerate(zip(inputs, tags)):
                 created = m.created_at or now
@@ -186,7 +205,11 @@ class Memory:
             session.last_message_at = max([r.created_at for r in records] + [session.last_message_at or records[0].created_at])
             session.updated_at = now
             nan_row = np.full((1, self.embedder.dim), np.nan, dtype=np.float32)
-            self.store.put(namespace, [session, *records], np.vstack([nan_row, vectors]))
+            if wait:
+                self.store.put(namespace, [session, *records], np.vstack([nan_row, self.embedder.embed(texts)]))
+        if not wait:
+            self.store.put(namespace, [session, *records])
+            self._enricher.kick()
         return records
 
     def remember(self, text: str, *, namespace: str = "default", **fields: Any) -> MemoryRecord:
@@ -203,7 +226,7 @@ class Memory:
         if len(memories) > self.settings.max_batch:
             raise ValidationError(f"{len(memories)} memories in one call; the limit is {self.settings.max_batch}")
         inputs = [m if isinstance(m, MemoryIn) else _check(MemoryIn, m, f"memory {i}") for i, m in enumerate(memories)]
-        with self._op("remember", namespace, count=len(inputs)):
+        with self._write_lock, self._op("remember", namespace, count=len(inputs)):
             nodes, vectors, edges = self._build_memories(namespace, inputs, utcnow())
             self.store.put(namespace, nodes, vectors, edges)
         return [n for n in nodes if isinstance(n, MemoryRecord)]
@@ -284,11 +307,11 @@ class Memory:
         fields (importance, confidence, category, status, validity, metadata) change in place."""
         namespace = self._existing(namespace)
         patch = _check(MemoryPatch, fields, "update")
-        old = self._get_memory(namespace, memory_id)
         changes = patch.model_dump(exclude_unset=True)
         if not changes:
             raise ValidationError("update needs at least one field to change")
-        with self._op("update", namespace, id=memory_id):
+        with self._write_lock, self._op("update", namespace, id=memory_id):
+            old = self._get_memory(namespace, memory_id)  # re-read under the lock
             now = utcnow()
             corrects = any(k in changes and changes[k] != getattr(old, k) for k in ("text", "subject", "predicate", "object"))
             if not corrects:
@@ -345,7 +368,7 @@ class Memory:
         """Record what happened in a stretch of conversation, linked to its messages (COVERS),
         the memories it produced (PRODUCED) and the session's previous episode (NEXT)."""
         namespace = _namespace(namespace)
-        with self._op("add_episode", namespace):
+        with self._write_lock, self._op("add_episode", namespace):
             linked = self.store.get(namespace, [*message_ids, *memory_ids])
             kinds = {n.id: n.kind for n in linked}
             for ids, kind in ((message_ids, "message"), (memory_ids, "memory")):
@@ -389,7 +412,7 @@ class Memory:
         """Delete records for good, with their edges, vectors and index entries."""
         namespace = self._existing(namespace)
         ids = [ids] if isinstance(ids, str) else list(ids)
-        with self._op("forget", namespace, count=len(ids)):
+        with self._write_lock, self._op("forget", namespace, count=len(ids)):
             found = {n.id for n in self.store.get(namespace, ids)}
             if not found:
                 raise NotFoundError(f"none of {ids[:3]} exists in namespace {namespace!r}")
@@ -403,12 +426,15 @@ class Memory:
     def set_summary(self, session_id: str, summary: str, *, namespace: str = "default") -> Session:
         """Set a session's rolling working summary (L1)."""
         namespace = self._existing(namespace)
-        session = self.get(session_id, namespace=namespace)
-        if not isinstance(session, Session):
-            raise NotFoundError(f"{session_id!r} is not a session")
-        now = utcnow()
-        session = session.model_copy(update={"summary": summary.strip(), "summary_updated_at": now, "updated_at": now})
-        self.store.put(namespace, [Session.model_validate(session.model_dump())])
+        with self._write_lock:
+            session = self.get(session_id, namespace=namespace)
+            if not isinstance(session, Session):
+                raise NotFoundError(f"{session_id!r} is not a session")
+            now = utcnow()
+            session = Session.model_validate(
+                {**session.model_dump(), "summary": summary.strip(), "summary_updated_at": now, "updated_at": now}
+            )
+            self.store.put(namespace, [session])
         return session
 
     # reads ------------------------------------------------------------------------------
@@ -423,14 +449,18 @@ class Memory:
         include_archived: bool = False,
         session_id: str | None = None,
         options: RecallOptions | None = None,
+        query_vector: Sequence[float] | np.ndarray | None = None,
     ) -> list[ScoredItem]:
         """The k best memories, episodes, procedures and (not yet extracted) messages for a
-        query, each with its five-factor breakdown."""
+        query, each with its five-factor breakdown. ``query_vector`` skips embedding the query
+        (it must come from the same embedder)."""
         return self._recall(query, k=k, namespace=namespace, layers=layers, include_superseded=include_superseded,
-                            include_archived=include_archived, session_id=session_id, options=options).items
+                            include_archived=include_archived, session_id=session_id, options=options,
+                            query_vector=query_vector).items
 
     def _recall(self, query: str, *, k: int, namespace: str, layers: Sequence[Layer], include_superseded: bool,
-                include_archived: bool, session_id: str | None, options: RecallOptions | None):
+                include_archived: bool, session_id: str | None, options: RecallOptions | None,
+                query_vector: Sequence[float] | np.ndarray | None = None):
         namespace = self._existing(namespace)
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query must be a non-empty string")
@@ -447,9 +477,16 @@ class Memory:
             statuses.append(Status.superseded)
         if include_archived:
             statuses.append(Status.archived)
+        if query_vector is not None:
+            try:
+                check_vector(query_vector, self.embedder.dim)
+            except ValueError as exc:
+                raise ValidationError(f"query_vector: {exc}") from exc
+            query_vector = np.asarray(query_vector, dtype=np.float32)
         with self._op("recall", namespace, k=k):
             return self.recaller.recall(namespace, query, k=k, options=options or self.settings.recall,
-                                        layers=layers, statuses=statuses, session_id=session_id)
+                                        layers=layers, statuses=statuses, session_id=session_id,
+                                        query_vector=query_vector)
 
     def context(
         self,
@@ -460,6 +497,7 @@ class Memory:
         namespace: str = "default",
         k: int = 30,
         options: RecallOptions | None = None,
+        query_vector: Sequence[float] | np.ndarray | None = None,
     ) -> Context:
         """A prompt block for ``query`` within ``budget`` tokens: soul, memories, episodes,
         procedures, then the session's recent turns (L0) and its summary (L1)."""
@@ -468,7 +506,7 @@ class Memory:
             raise ValidationError("budget must be at least 16 tokens")
         t0 = time.perf_counter()
         recalled = self._recall(query, k=k, namespace=namespace, layers=LAYERS, include_superseded=False,
-                                include_archived=False, session_id=None, options=options)
+                                include_archived=False, session_id=None, options=options, query_vector=query_vector)
         namespace = _namespace(namespace)
         session, recent = None, []
         if session_id is not None:

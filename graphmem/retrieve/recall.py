@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -15,13 +16,17 @@ from ..embed import Embedder
 from ..models import LAYERS, EdgeType, Layer, ScoredItem, Status, utcnow
 from ..settings import RecallOptions
 from ..store import Store
-from ..text import EntityTagger, keywords, segment
+from ..text import keywords, segment
 from .scoring import score
 
 log = logging.getLogger(__name__)
 
 # Graph score of a memory by how far the entity it mentions is from an entity in the query.
 _HOP_SCORE = {0: 1.0, 1: 0.6, 2: 0.35, 3: 0.2}
+_GRAPH_ENTITY_LIMIT = 100  # entities a query may expand to
+_GRAPH_PAIR_LIMIT = 1000  # (memory, entity) pairs read before ranking
+_MAX_NAME_WORDS = 4
+_EDGE_PUNCT = "\"'“”‘’.,;:!?()[]{}<>「」『』，。；：！？（）"
 
 
 @dataclass
@@ -42,20 +47,26 @@ class RecallResult:
 class Recaller:
     """Runs recall against any ``Store``; holds no state of its own beyond its parts."""
 
-    def __init__(self, store: Store, embedder: Embedder, tagger: EntityTagger) -> None:
+    def __init__(self, store: Store, embedder: Embedder) -> None:
         self.store = store
         self.embedder = embedder
-        self.tagger = tagger
+        # keyword search (SQLite, GIL released) overlaps the vector and graph work
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-keyword")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
 
     def query_entities(self, namespace: str, query: str) -> dict[str, str]:
-        """Known entities named in the query (by NER or by an n-gram equal to a known name
-        or alias) -> their ids."""
-        names = {t.name for t in self.tagger.tag(query)}
-        tokens = segment(query)
-        for n in (1, 2, 3):
-            for i in range(len(tokens) - n + 1):
-                names.add(" ".join(tokens[i : i + n]))
-                names.add("".join(tokens[i : i + n]))  # Chinese names split by jieba
+        """Known entities named in the query -> their ids. Every 1-4 word n-gram of the query
+        (as tokens, and as written, so "Jean-Luc" and "北京大学" match too) is looked up by
+        normalised name and alias: one indexed query, no NER model on the read path."""
+        names: set[str] = set()
+        for words in (segment(query), [w.strip(_EDGE_PUNCT) for w in query.split()]):
+            words = [w for w in words if w]
+            for n in range(1, _MAX_NAME_WORDS + 1):
+                for i in range(len(words) - n + 1):
+                    names.add(" ".join(words[i : i + n]))
+                    names.add("".join(words[i : i + n]))  # Chinese names that jieba split
         found = self.store.find_entities(namespace, names)
         return {e.name: e.id for e in found.values()}
 
@@ -78,9 +89,16 @@ class Recaller:
         qvec = query_vector if query_vector is not None else self.embedder.embed([query], query=True)[0]
         timings["embed"] = (time.perf_counter() - t0) * 1000
 
+        keyword_jobs = {
+            layer: self._pool.submit(self.store.keyword_search, namespace, layer, query, options.keyword_candidates,
+                                     statuses)
+            for layer in layers
+        }
         t1 = time.perf_counter()
-        entities = self.query_entities(namespace, query) if "memory" in layers and options.graph_depth >= 0 else {}
-        graph_hits = self._graph_candidates(namespace, list(entities.values()), options) if entities else {}
+        entities = self.query_entities(namespace, query) if "memory" in layers and options.graph_candidates else {}
+        graph_hits = (
+            self._graph_candidates(namespace, list(entities.values()), qvec, statuses, options) if entities else {}
+        )
         timings["graph"] = (time.perf_counter() - t1) * 1000
 
         t2 = time.perf_counter()
@@ -91,14 +109,15 @@ class Recaller:
                 c = cands.setdefault(node_id, _Candidate())
                 c.semantic = max(0.0, sim)
                 c.via.append("vector")
-            for node_id, bm25 in self.store.keyword_search(namespace, layer, query, options.keyword_candidates, statuses):
+            for node_id, bm25 in keyword_jobs[layer].result():
                 c = cands.setdefault(node_id, _Candidate())
                 c.keyword_raw = bm25
                 c.via.append("keyword")
             if layer == "memory":
-                for node_id, g in graph_hits.items():
+                for node_id, (g, sim) in graph_hits.items():
                     c = cands.setdefault(node_id, _Candidate())
                     c.graph = g
+                    c.semantic = max(0.0, sim)
                     c.via.append("graph")
             if len(cands) > options.max_candidates:
                 ranked = sorted(cands.items(), key=lambda kv: -(kv[1].semantic or 0) - kv[1].graph - (kv[1].keyword_raw > 0))
@@ -115,8 +134,8 @@ class Recaller:
             records = {r.id: r for r in self.store.get(namespace, list(cands))}
             missing = [i for i, c in cands.items() if c.semantic is None and i in records]
             if missing:
-                for node_id, vec in self.store.vectors(namespace, missing).items():
-                    cands[node_id].semantic = max(0.0, float(vec @ qvec))
+                for node_id, sim in self.store.vector_scores(namespace, layer, missing, qvec).items():
+                    cands[node_id].semantic = max(0.0, sim)
             top_kw = max((c.keyword_raw for c in cands.values()), default=0.0)
             q_terms = set(keywords(query))
             scored: list[ScoredItem] = []
@@ -141,14 +160,20 @@ class Recaller:
         timings["total"] = (time.perf_counter() - t0) * 1000
         return RecallResult(items=items, timings_ms=timings, query_entities=list(entities))
 
-    def _graph_candidates(self, namespace: str, entity_ids: list[str], options: RecallOptions) -> dict[str, float]:
-        hops = self.store.neighbours(namespace, entity_ids, options.graph_depth)
-        by_entity = {eid: _HOP_SCORE.get(h, 0.1) for eid, h in hops.items()}
-        out: dict[str, float] = {}
-        for edge in self.store.edges(namespace, list(by_entity), types=[EdgeType.MENTIONS], direction="in"):
-            out[edge.source] = max(out.get(edge.source, 0.0), by_entity[edge.target])
-        ranked = sorted(out.items(), key=lambda kv: -kv[1])[: options.graph_candidates]
-        return dict(ranked)
+    def _graph_candidates(
+        self, namespace: str, entity_ids: list[str], qvec: np.ndarray, statuses: Sequence[Status], options: RecallOptions
+    ) -> dict[str, tuple[float, float]]:
+        """Memories that mention the query's entities or their neighbours -> (graph score,
+        cosine). A hub entity can reach thousands: they are ranked by graph score plus
+        similarity to the query and cut to ``graph_candidates``."""
+        hops = self.store.neighbours(namespace, entity_ids, options.graph_depth, limit=_GRAPH_ENTITY_LIMIT)
+        pairs = self.store.mentioned_by(namespace, list(hops), "memory", statuses, _GRAPH_PAIR_LIMIT)
+        graph: dict[str, float] = {}
+        for node_id, entity_id in pairs:
+            graph[node_id] = max(graph.get(node_id, 0.0), _HOP_SCORE.get(hops[entity_id], 0.1))
+        sims = self.store.vector_scores(namespace, "memory", list(graph), qvec)
+        ranked = sorted(graph, key=lambda i: -(graph[i] + sims.get(i, 0.0)))[: options.graph_candidates]
+        return {i: (graph[i], sims.get(i, 0.0)) for i in ranked}
 
 
 def keyword_signal(bm25: float, top_bm25: float, query_terms: set[str], item_terms: Sequence[str]) -> float:

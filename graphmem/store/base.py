@@ -104,8 +104,24 @@ class Store(Protocol):
         direction: Direction = "out",
     ) -> list[Edge]: ...
 
-    def neighbours(self, namespace: str, entity_ids: Sequence[str], depth: int) -> dict[str, int]:
-        """Entities within ``depth`` RELATES_TO hops (either direction) -> hop count (0 = given)."""
+    def neighbours(self, namespace: str, entity_ids: Sequence[str], depth: int, limit: int = 200) -> dict[str, int]:
+        """Entities within ``depth`` RELATES_TO hops (either direction) -> hop count (0 = given),
+        nearest first, at most ``limit`` of them."""
+
+    def mentioned_by(
+        self, namespace: str, entity_ids: Sequence[str], kind: NodeKind, statuses: Sequence[Status], limit: int
+    ) -> list[tuple[str, str]]:
+        """(node id, entity id) pairs: nodes of ``kind`` and ``statuses`` with a MENTIONS edge to
+        one of ``entity_ids``; at most ``limit`` pairs, plain tuples (the hot path of graph recall)."""
+
+    def vector_scores(
+        self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
+    ) -> dict[str, float]:
+        """Cosine similarity of ``vector`` to each given node that has a vector."""
+
+    def pending_vectors(self, kind: NodeKind, limit: int) -> list[Node]:
+        """Nodes of ``kind``, in any namespace, stored without a vector yet (written with
+        deferred enrichment), oldest first. Maintenance only: the one cross-namespace read."""
 
     def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
         """Count one access of each id. May be buffered; reads see it at once."""

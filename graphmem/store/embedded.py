@@ -71,9 +71,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
 """
 
 
-def _scope(namespace: str, kind: str) -> str:
-    # One FTS token that confines a MATCH to a namespace and kind inside the index itself.
-    return "z" + hashlib.blake2b(f"{namespace}\x00{kind}".encode(), digest_size=10).hexdigest()
+def _scope(namespace: str, kind: str, status: str | None) -> str:
+    # One FTS token that confines a MATCH to a namespace, kind and status inside the index
+    # itself, so the top-k comes straight from FTS5 without a join that filters afterwards.
+    key = f"{namespace}\x00{kind}\x00{status or 'active'}"
+    return "z" + hashlib.blake2b(key.encode(), digest_size=10).hexdigest()
 
 
 def _ts(value: datetime | None) -> float | None:
@@ -184,6 +186,8 @@ class EmbeddedStore:
         self._pending_access: dict[tuple[str, str], tuple[int, float]] = {}
         self._last_flush = time.monotonic()
         self._data_version: int | None = None
+        self._readers = threading.local()  # per-thread read connections for lock-free FTS queries
+        self._reader_conns: list[sqlite3.Connection] = []
 
     # lifecycle ---------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -218,8 +222,25 @@ class EmbeddedStore:
             self.dim, self.embedder = dim, embedder
             self._data_version = self._read_data_version()
 
+    def _reader(self) -> sqlite3.Connection | None:
+        """This thread's own read-only connection (WAL lets it read beside the writer); None
+        for an in-memory database, which one connection must serve."""
+        if str(self.path) == ":memory:":
+            return None
+        conn = getattr(self._readers, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False, timeout=30)
+            self._readers.conn = conn
+            with self._lock:
+                self._reader_conns.append(conn)
+        return conn
+
     def close(self) -> None:
         with self._lock:
+            for conn in self._reader_conns:
+                conn.close()
+            self._reader_conns.clear()
+            self._readers = threading.local()
             if self._conn is not None:
                 self._flush_access()
                 self._conn.close()
@@ -383,7 +404,7 @@ class EmbeddedStore:
         if text:
             cur.execute(
                 "INSERT INTO fts (rowid, scope, body) VALUES (?, ?, ?)",
-                (rowid, _scope(namespace, node.kind), index_terms(text)),
+                (rowid, _scope(namespace, node.kind, status), index_terms(text)),
             )
         if vec is not None:
             cur.execute("INSERT OR REPLACE INTO vectors VALUES (?, ?)", (rowid, vec.astype(np.float32).tobytes()))
@@ -591,17 +612,19 @@ class EmbeddedStore:
         match = fts_query(text)
         if match is None or k <= 0:
             return []
-        marks = ",".join("?" * len(statuses))
+        scopes = " OR ".join(f'scope:"{_scope(namespace, kind, Status(x).value)}"' for x in statuses)
         sql = (
-            "SELECT n.id, -bm25(fts, 0.0, 1.0) FROM fts JOIN nodes n ON n.rowid = fts.rowid "
-            f"WHERE fts MATCH ? AND n.namespace = ? AND n.kind = ? AND n.status IN ({marks}) "  # noqa: S608
-            "ORDER BY bm25(fts, 0.0, 1.0) LIMIT ?"
+            "SELECT n.id, s.score FROM (SELECT rowid, -bm25(fts, 0.0, 1.0) AS score FROM fts WHERE fts MATCH ? "
+            "ORDER BY bm25(fts, 0.0, 1.0) LIMIT ?) s JOIN nodes n ON n.rowid = s.rowid "
+            "WHERE n.namespace = ? ORDER BY s.score DESC"
         )
-        scoped = f'scope:"{_scope(namespace, kind)}" AND ({match})'
-        with self._lock, self._guard():
-            self._sync()
-            rows = self.conn.execute(sql, (scoped, namespace, kind, *(Status(s).value for s in statuses), k))
-            return [(node_id, float(score)) for node_id, score in rows]
+        params = (f"({scopes}) AND ({match})", k, namespace)
+        reader = self._reader()
+        with self._guard():
+            if reader is not None:  # no store lock: FTS5 reads run beside vector and graph work
+                return [(node_id, float(score)) for node_id, score in reader.execute(sql, params)]
+            with self._lock:
+                return [(node_id, float(score)) for node_id, score in self.conn.execute(sql, params)]
 
     def find_entities(self, namespace: str, names: Iterable[str]) -> dict[str, Entity]:
         norms = list({normalise_name(n) for n in names} - {""})
@@ -701,7 +724,7 @@ class EmbeddedStore:
             self._graphs[namespace] = graph
         return graph
 
-    def neighbours(self, namespace: str, entity_ids: Sequence[str], depth: int) -> dict[str, int]:
+    def neighbours(self, namespace: str, entity_ids: Sequence[str], depth: int, limit: int = 200) -> dict[str, int]:
         with self._lock, self._guard():
             self._sync()
             graph = self._graph(namespace)
@@ -712,10 +735,56 @@ class EmbeddedStore:
                 for node in frontier:
                     for other in (*graph.successors(node), *graph.predecessors(node)):
                         if other not in hops:
+                            if len(hops) >= limit:
+                                return hops
                             hops[other] = hop
                             nxt.append(other)
                 frontier = nxt
             return hops
+
+    def mentioned_by(
+        self, namespace: str, entity_ids: Sequence[str], kind: NodeKind, statuses: Sequence[Status], limit: int
+    ) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        status_marks = ",".join("?" * len(statuses))
+        with self._lock, self._guard():
+            self._sync()
+            for chunk in _chunks(list(entity_ids), 400):
+                if len(out) >= limit:
+                    break
+                marks = ",".join("?" * len(chunk))
+                out += self.conn.execute(
+                    "SELECT e.source, e.target FROM edges e JOIN nodes n ON n.namespace = e.namespace AND n.id = e.source "
+                    f"WHERE e.namespace = ? AND e.type = ? AND e.target IN ({marks}) "  # noqa: S608 (placeholders only)
+                    f"AND n.kind = ? AND n.status IN ({status_marks}) LIMIT ?",
+                    (namespace, EdgeType.MENTIONS.value, *chunk, kind, *(Status(x).value for x in statuses),
+                     limit - len(out)),
+                ).fetchall()
+        return out
+
+    def vector_scores(
+        self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
+    ) -> dict[str, float]:
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        q = q / (np.linalg.norm(q) or 1.0)
+        with self._lock, self._guard():
+            self._sync()
+            index = self._index(namespace, kind)
+            pos = [(i, index.pos[i]) for i in ids if i in index.pos]
+            if not pos:
+                return {}
+            sims = index.mat[[p for _, p in pos]] @ q
+            return {i: float(s) for (i, _), s in zip(pos, sims)}
+
+    def pending_vectors(self, kind: NodeKind, limit: int) -> list[Node]:
+        with self._lock, self._guard():
+            self._sync()
+            rows = self.conn.execute(
+                f"SELECT {self._COLS} FROM nodes n WHERE kind = ? AND NOT EXISTS "  # noqa: S608 (fixed columns)
+                "(SELECT 1 FROM vectors v WHERE v.rowid = n.rowid) ORDER BY rowid LIMIT ?",
+                (kind, limit),
+            )
+            return self._hydrate(rows)
 
     # access -----------------------------------------------------------------------------
     def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ConfigurationError
-from .tokens import _CJK, _jieba_mod
+from .tokens import _CJK, STOPWORDS, _jieba_mod
 
 log = logging.getLogger(__name__)
 
@@ -22,8 +22,13 @@ _SPACY_TYPES = {
 }
 _JIEBA_TYPES = {"nr": "person", "nrfg": "person", "nrt": "person", "ns": "place", "nt": "org", "nz": "thing"}
 _CJK_SPAN = re.compile(rf"[{_CJK}]+")
-_HAS_UPPER = re.compile(r"[A-Z]")
+_CAPITALISED = re.compile(r"(^|[.!?]\s+|\s)([A-Z][\w'’-]*)")
 _SPACES = re.compile(r"\s+")
+_COMMON_STARTS = STOPWORDS | frozenset(
+    "can could would let lets let's sure great cool nice good fine thanks thank sorry please maybe well right "
+    "what's that's it's i'm i've i'll i'd we're we'll you're don't didn't ok okay yeah yep nope no yes so and but "
+    "also just really actually anyway btw hmm wow oh hey hi hello morning evening night lunch dinner".split()
+)
 
 
 def normalise_name(name: str) -> str:
@@ -70,8 +75,9 @@ class EntityTagger:
 
     def tag_many(self, texts: Sequence[str]) -> list[list[TaggedEntity]]:
         results: list[list[TaggedEntity]] = [[] for _ in texts]
-        # English NER only where a capital letter can start a name: lower-case chatter skips the model.
-        english = [i for i, t in enumerate(texts) if _HAS_UPPER.search(t)]
+        # English NER only where a name can be: lower-case chatter, and capitals that merely
+        # start a sentence with a common word ("Thanks!", "Can we..."), skip the model.
+        english = [i for i, t in enumerate(texts) if _may_name(t)]
         if english:
             nlp = self._spacy()
             for i, doc in zip(english, nlp.pipe((texts[i] for i in english), batch_size=256)):
@@ -93,6 +99,14 @@ class EntityTagger:
                     if etype and len(pair.word) >= 2:
                         results[i].append(TaggedEntity(name=pair.word, type=etype))
         return [_dedupe(r) for r in results]
+
+
+def _may_name(text: str) -> bool:
+    for m in _CAPITALISED.finditer(text):
+        starts_sentence = m.start(2) == 0 or bool(m.group(1).strip())
+        if not starts_sentence or m.group(2).lower() not in _COMMON_STARTS:
+            return True
+    return False
 
 
 def _dedupe(entities: list[TaggedEntity]) -> list[TaggedEntity]:

@@ -1,0 +1,158 @@
+"""Recall and context latency at 10k and 100k memories, and write throughput.
+
+    python benchmarks/recall_latency.py                 # 10k and 100k
+    python benchmarks/recall_latency.py --sizes 10000   # quicker
+
+Synthetic namespaces: memories of realistic length (10-40 words) about a population of
+people, organisations, places and things, each with 2-4 entities and a relation. Queries are
+questions about random entities. Prints a markdown table; medians and p95 of one run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from graphmem import Memory
+
+FIRST = ["Alice", "Bob", "Carmen", "Deepak", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemi", "Luca",
+         "Mei", "Nadia", "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tariq", "Uma", "Viktor", "Wen", "Yusuf", "Zoe"]
+LAST = ["Chen", "Garcia", "Ivanova", "Kowalski", "Müller", "Nakamura", "Okafor", "Patel", "Rossi", "Silva",
+        "Smith", "Tanaka", "Wang", "Yilmaz", "Zhang"]
+ORGS = ["Northwind", "Initech", "Globex", "Umbrella Labs", "Stark Analytics", "Wayne Logistics", "Acme Foods",
+        "Hooli", "Vandelay Imports", "Cyberdyne", "Tyrell Systems", "Soylent Co"]
+PLACES = ["Berlin", "Lisbon", "Shanghai", "Nairobi", "Toronto", "Osaka", "Madrid", "Austin", "Warsaw", "Lagos",
+          "Mumbai", "Oslo", "Seoul", "Lima", "Dublin"]
+THINGS = ["TypeScript", "Rust", "green tea", "espresso", "jazz", "rock climbing", "sourdough", "chess", "Kubernetes",
+          "PostgreSQL", "oat milk", "cycling", "sushi", "the piano", "watercolours", "marathons", "board games"]
+TEMPLATES = [
+    ("{p} works at {o} in {pl} as a senior engineer on the payments team since last spring", "works_at", "o"),
+    ("{p} prefers {t} and mentioned it several times during the planning meetings this quarter", "prefers", "t"),
+    ("{p} moved to {pl} two years ago and still misses the food from home, especially on holidays", "lives_in", "pl"),
+    ("{p} is allergic to {t}, so team lunches should avoid it; this came up at the offsite", "allergic_to", "t"),
+    ("{p} manages {p2} and holds a one-to-one with them every Thursday afternoon at {o}", "manages", "p2"),
+    ("{p} is learning {t} on weekends and wants to get good enough to teach a workshop", "learning", "t"),
+    ("{p} plans a trip to {pl} in the autumn to visit friends and attend a conference", "plans_trip", "pl"),
+    ("{p} recommended {o} as a vendor because their support answered within an hour", "recommends", "o"),
+]
+
+
+def people(n: int, rng: random.Random) -> list[str]:
+    names = [f"{f} {l}" for f in FIRST for l in LAST]
+    rng.shuffle(names)
+    return names[:n]
+
+
+def synth_memories(n: int, rng: random.Random) -> list[dict]:
+    pop = people(300, rng)
+    out = []
+    for _ in range(n):
+        tpl, pred, obj_key = rng.choice(TEMPLATES)
+        v = {"p": rng.choice(pop), "p2": rng.choice(pop), "o": rng.choice(ORGS), "pl": rng.choice(PLACES),
+             "t": rng.choice(THINGS)}
+        text = tpl.format(**v)
+        types = {"p": "person", "p2": "person", "o": "org", "pl": "place", "t": "thing"}
+        ents = [{"name": v[k], "type": types[k]} for k in ("p", "p2", "o", "pl", "t") if "{" + k + "}" in tpl]
+        out.append({"text": text, "subject": v["p"], "predicate": pred, "object": v[obj_key], "entities": ents,
+                    "importance": round(rng.uniform(0.2, 0.9), 2)})
+    return out
+
+
+def synth_messages(n: int, rng: random.Random) -> list[str]:
+    pop = people(300, rng)
+    lines = [
+        "hey, did you see the message from {p} about the {o} contract?",
+        "I'm flying to {pl} next week, can you remind me to pack the charger",
+        "ok sounds good",
+        "{p} said the demo went well but the client wants {t} support",
+        "can we move the sync to tomorrow morning? something came up",
+        "thanks! that worked",
+        "the build is failing again on the integration tests, probably the flaky one",
+        "lunch at the sushi place near the office?",
+    ]
+    return [rng.choice(lines).format(p=rng.choice(pop), o=rng.choice(ORGS), pl=rng.choice(PLACES), t=rng.choice(THINGS))
+            for _ in range(n)]
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q))
+
+
+def run(size: int, workdir: Path, queries: int, rng: random.Random) -> dict:
+    mem = Memory(workdir / f"bench-{size}.db")
+    ns = f"bench{size}"
+    rows = synth_memories(size, rng)
+    t0 = time.perf_counter()
+    for i in range(0, size, 1000):
+        mem.remember_many(rows[i : i + 1000], namespace=ns)
+    write_s = time.perf_counter() - t0
+
+    msgs = synth_messages(4000, rng)
+    t0 = time.perf_counter()
+    for i in range(0, len(msgs), 1000):
+        mem.add_messages(f"chat-{i}", msgs[i : i + 1000], namespace=ns)
+    msg_s = time.perf_counter() - t0
+
+    pop = people(300, random.Random(1))
+    qs = [rng.choice([
+        "What does {p} prefer?", "Where does {p} work?", "Who manages {p}?", "What is {p} allergic to?",
+        "Which trip is {p} planning?", "What is {p} learning on weekends?",
+    ]).format(p=rng.choice(pop)) for _ in range(queries)]
+    for q in qs[:5]:  # warm caches (vector matrix, graph, spaCy)
+        mem.context(q, namespace=ns)
+
+    def timed(fn) -> list[float]:
+        out = []
+        for q in qs:
+            t = time.perf_counter()
+            fn(q)
+            out.append((time.perf_counter() - t) * 1000)
+        return out
+
+    vecs = {q: mem.embedder.embed([q], query=True)[0] for q in qs}
+    recall_ms = timed(lambda q: mem.recall(q, k=10, namespace=ns))
+    recall_novec_ms = timed(lambda q: mem.recall(q, k=10, namespace=ns, query_vector=vecs[q]))
+    context_ms = timed(lambda q: mem.context(q, budget=1500, namespace=ns))
+    context_novec_ms = timed(lambda q: mem.context(q, budget=1500, namespace=ns, query_vector=vecs[q]))
+    mem.close()
+    return {
+        "size": size,
+        "remember/s": size / write_s,
+        "add_messages/s": len(msgs) / msg_s,
+        "recall p50": pct(recall_ms, 50), "recall p95": pct(recall_ms, 95),
+        "recall p50 (no embed)": pct(recall_novec_ms, 50), "recall p95 (no embed)": pct(recall_novec_ms, 95),
+        "context p50": pct(context_ms, 50), "context p95": pct(context_ms, 95),
+        "context p50 (no embed)": pct(context_novec_ms, 50), "context p95 (no embed)": pct(context_novec_ms, 95),
+        "file MiB": (workdir / f"bench-{size}.db").stat().st_size / 2**20,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--dir", type=Path, default=None, help="where the stores go (default: a temp dir)")
+    args = ap.parse_args()
+    rng = random.Random(42)
+    with tempfile.TemporaryDirectory(prefix="graphmem-bench-") as tmp:
+        workdir = args.dir or Path(tmp)
+        workdir.mkdir(parents=True, exist_ok=True)
+        results = [run(size, workdir, args.queries, rng) for size in args.sizes]
+    keys = list(results[0])
+    print("| metric | " + " | ".join(f"{r['size']:,} memories" for r in results) + " |")
+    print("|---|" + "---|" * len(results))
+    for key in keys[1:]:
+        unit = "" if "/s" in key or "MiB" in key else " ms"
+        print(f"| {key}{unit} | " + " | ".join(f"{r[key]:,.1f}" for r in results) + " |")
+    print(f"\n{args.queries} queries per size; k=10 for recall, budget 1,500 tokens for context; "
+          "medians and p95 from one run.")
+
+
+if __name__ == "__main__":
+    main()
