@@ -267,3 +267,12 @@ def test_delete_namespace_removes_only_it(store):
     assert not store.has_namespace("a") and store.has_namespace("b")
     assert store.vector_search("a", "memory", unit(1), 5, [Status.active]) == []
     assert len(store.vector_search("b", "memory", unit(1), 5, [Status.active])) == 1
+
+
+def test_keyword_search_ranks_rare_terms_first_and_still_serves_common_ones(store):
+    common = [mem(f"the team drinks coffee every day, note {i}") for i in range(400)]
+    rare = [mem(f"Zorblat drinks coffee with oat milk, note {i}") for i in range(3)]
+    store.put("a", common + rare)
+    top = [i for i, _ in store.keyword_search("a", "memory", "zorblat coffee", 3, [Status.active])]
+    assert set(top) == {m.id for m in rare}
+    assert len(store.keyword_search("a", "memory", "coffee", 50, [Status.active])) == 50

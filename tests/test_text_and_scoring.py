@@ -10,23 +10,26 @@ from graphmem.models import MemoryRecord, ScoreBreakdown, ScoredItem, utcnow
 from graphmem.retrieve import frequency, merge_layers, recency, relevance, score
 from graphmem.retrieve.recall import keyword_signal
 from graphmem.settings import RecallOptions, RelevanceWeights
-from graphmem.text import EntityTagger, fts_query, keywords, normalise_name, query_terms, segment
+from graphmem.text import EntityTagger, fts_query, keywords, normalise_name, query_terms, segment, stem
 
 
 def test_segment_handles_english_and_chinese():
     assert segment("Alice's TypeScript") == ["alice's", "typescript"]
     assert "北京" in segment("我住在北京") and "火锅" in segment("吃火锅", for_search=True)
     assert query_terms("What does she like? 她喜欢什么") == ["like", "喜欢"]
+    assert query_terms("preferring Alice's") == ["prefer", "alic"]
 
 
 def test_fts_query_quotes_every_term():
-    assert fts_query('tea" OR 1') == '"tea" OR "1"'
-    assert fts_query("the of and") is None
-    assert fts_query("NEAR(x y) coffee*") == '"near" OR "coffee"'
+    assert fts_query(query_terms('tea" OR 1')) == '"tea" OR "1"'
+    assert fts_query(query_terms("the of and")) is None
+    assert fts_query(query_terms("NEAR(x y) coffee*")) == '"near" OR "coffe"'
+    assert fts_query(['say "hi"']) == '"say ""hi"""'
 
 
 def test_keywords_are_stemmed_and_stopword_free():
-    assert keywords("The cats are running to the parks") == ["cat", "park", "runn"]
+    assert keywords("The cats are running to the parks") == ["cat", "park", "run"]
+    assert stem("manager") == stem("manages") == "manag"
     assert keywords("我喜欢猫") == ["喜欢", "猫"]
 
 

@@ -167,10 +167,16 @@ class Recaller:
         cosine). A hub entity can reach thousands: they are ranked by graph score plus
         similarity to the query and cut to ``graph_candidates``."""
         hops = self.store.neighbours(namespace, entity_ids, options.graph_depth, limit=_GRAPH_ENTITY_LIMIT)
-        pairs = self.store.mentioned_by(namespace, list(hops), "memory", statuses, _GRAPH_PAIR_LIMIT)
         graph: dict[str, float] = {}
-        for node_id, entity_id in pairs:
-            graph[node_id] = max(graph.get(node_id, 0.0), _HOP_SCORE.get(hops[entity_id], 0.1))
+        budget = _GRAPH_PAIR_LIMIT
+        for hop in sorted(set(hops.values())):  # the query's own entities first, then each ring outwards
+            ring = [e for e, h in hops.items() if h == hop]
+            pairs = self.store.mentioned_by(namespace, ring, "memory", statuses, budget)
+            for node_id, _ in pairs:
+                graph[node_id] = max(graph.get(node_id, 0.0), _HOP_SCORE.get(hop, 0.1))
+            budget -= len(pairs)
+            if budget <= 0:
+                break
         sims = self.store.vector_scores(namespace, "memory", list(graph), qvec)
         ranked = sorted(graph, key=lambda i: -(graph[i] + sims.get(i, 0.0)))[: options.graph_candidates]
         return {i: (graph[i], sims.get(i, 0.0)) for i in ranked}

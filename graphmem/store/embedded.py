@@ -30,14 +30,16 @@ from pydantic import ValidationError as PydanticValidationError
 
 from ..errors import ConfigurationError, StoreError, ValidationError
 from ..models import NODE_TYPES, Edge, EdgeType, Entity, Node, NodeKind, Status
-from ..text import index_terms, normalise_name, fts_query
+from ..text import fts_query, index_terms, normalise_name, query_terms
 from .base import Direction
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 _STATUS_CODE = {"active": 0, "superseded": 1, "archived": 2}
 _DELETED = 255
+_COMMON_TERM_SHARE = 0.05
+_COMMON_TERM_MIN = 200
 _ACCESS_FLUSH_EVERY = 512  # buffered accesses before a write
 _ACCESS_FLUSH_SECONDS = 5.0
 
@@ -67,7 +69,8 @@ CREATE TABLE IF NOT EXISTS edges (
     PRIMARY KEY (namespace, source, type, target, key));
 CREATE INDEX IF NOT EXISTS edges_by_target ON edges (namespace, target, type);
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    scope, body, tokenize = 'porter unicode61 remove_diacritics 2');
+    scope, body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row');
 """
 
 
@@ -210,6 +213,11 @@ class EmbeddedStore:
             conn = self._connect()
             conn.executescript(_SCHEMA)
             rows = dict(conn.execute("SELECT key, value FROM meta WHERE namespace = ''").fetchall())
+            if rows.get("schema", SCHEMA_VERSION) != SCHEMA_VERSION:
+                raise ConfigurationError(
+                    f"the store at {self.path} has schema {rows['schema']}; this graphmem writes {SCHEMA_VERSION}. "
+                    "Export it with the graphmem that wrote it and import it here"
+                )
             if rows.get("embedder") and (rows["embedder"] != embedder or int(rows["dim"]) != dim):
                 raise ConfigurationError(
                     f"the store at {self.path} holds vectors of {rows['embedder']} ({rows['dim']}-d); "
@@ -609,22 +617,38 @@ class EmbeddedStore:
     def keyword_search(
         self, namespace: str, kind: NodeKind, text: str, k: int, statuses: Sequence[Status]
     ) -> list[tuple[str, float]]:
-        match = fts_query(text)
-        if match is None or k <= 0:
+        terms = query_terms(text)
+        if not terms or k <= 0:
             return []
-        scopes = " OR ".join(f'scope:"{_scope(namespace, kind, Status(x).value)}"' for x in statuses)
+        scopes = [_scope(namespace, kind, Status(x).value) for x in statuses]
+        reader = self._reader()
+        with self._guard():
+            if reader is None:
+                with self._lock:
+                    return self._keyword(self.conn, terms, scopes, namespace, k)
+            return self._keyword(reader, terms, scopes, namespace, k)  # no store lock: runs beside vector work
+
+    @staticmethod
+    def _keyword(conn: sqlite3.Connection, terms: list[str], scopes: list[str], namespace: str, k: int):
+        # Common terms (in more than 5% of the scope's documents) cost most and rank least:
+        # when rarer terms exist, BM25 runs on those, like a common-terms query. Coverage of
+        # every term still counts in the keyword signal of recall.
+        marks = ",".join("?" * (len(terms) + len(scopes)))
+        df = dict(conn.execute(f"SELECT term, doc FROM fts_vocab WHERE term IN ({marks})", (*terms, *scopes)))  # noqa: S608
+        size = sum(df.get(s, 0) for s in scopes)
+        if size == 0:
+            return []
+        rare = [t for t in terms if df.get(t, 0) <= max(_COMMON_TERM_SHARE * size, _COMMON_TERM_MIN)]
+        match = fts_query([t for t in (rare or terms) if df.get(t, 0) > 0])
+        if match is None:
+            return []
+        scope_expr = " OR ".join(f'scope:"{s}"' for s in scopes)
         sql = (
             "SELECT n.id, s.score FROM (SELECT rowid, -bm25(fts, 0.0, 1.0) AS score FROM fts WHERE fts MATCH ? "
             "ORDER BY bm25(fts, 0.0, 1.0) LIMIT ?) s JOIN nodes n ON n.rowid = s.rowid "
             "WHERE n.namespace = ? ORDER BY s.score DESC"
         )
-        params = (f"({scopes}) AND ({match})", k, namespace)
-        reader = self._reader()
-        with self._guard():
-            if reader is not None:  # no store lock: FTS5 reads run beside vector and graph work
-                return [(node_id, float(score)) for node_id, score in reader.execute(sql, params)]
-            with self._lock:
-                return [(node_id, float(score)) for node_id, score in self.conn.execute(sql, params)]
+        return [(i, float(score)) for i, score in conn.execute(sql, (f"({scope_expr}) AND ({match})", k, namespace))]
 
     def find_entities(self, namespace: str, names: Iterable[str]) -> dict[str, Entity]:
         norms = list({normalise_name(n) for n in names} - {""})

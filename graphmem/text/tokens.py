@@ -64,46 +64,48 @@ def segment(text: str, *, for_search: bool = False) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=1)
+def _english_stemmer():
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
+def stem(token: str) -> str:
+    """The one stemmer of graphmem (Snowball English) for alphabetic tokens; Chinese words and
+    numbers pass unchanged. The index, queries and keyword sets all use it, so they agree."""
+    if _CJK_RUN.match(token) or token.isdigit():
+        return token
+    return _english_stemmer().stemWord(token)
+
+
 def index_terms(text: str) -> str:
-    """The body FTS5 indexes for ``text``: its tokens joined by spaces."""
-    return " ".join(segment(text, for_search=True))
+    """The body FTS5 indexes for ``text``: its stemmed tokens joined by spaces."""
+    return " ".join(stem(t) for t in segment(text, for_search=True))
 
 
 def query_terms(text: str) -> list[str]:
-    """Content terms of a query: tokens minus stopwords, in order, without repeats."""
+    """Stemmed content terms of a query: tokens minus stopwords, in order, without repeats."""
     seen: dict[str, None] = {}
     for tok in segment(text, for_search=True):
         if tok not in STOPWORDS and (len(tok) > 1 or _CJK_RUN.match(tok) or tok.isdigit()):
-            seen.setdefault(tok, None)
+            seen.setdefault(stem(tok), None)
     return list(seen)
 
 
-def fts_query(text: str) -> str | None:
-    """An FTS5 MATCH expression that ORs the query's content terms, each quoted so
-    no user text is ever read as FTS5 syntax. None when nothing is left to search."""
-    terms = query_terms(text)
+def fts_query(terms: list[str]) -> str | None:
+    """An FTS5 MATCH expression that ORs ``terms``, each quoted so no user text is ever read
+    as FTS5 syntax. None when there is nothing to search."""
     if not terms:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms[:64])
 
 
-@lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    # A light English stemmer for keyword sets (dedupe), not for search.
-    for suffix, keep in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            return word[: len(word) - len(suffix)] + keep
-    return word
-
-
 def keywords(text: str) -> list[str]:
-    """Sorted distinct content keywords (stemmed), the unit of keyword dedupe."""
+    """Sorted distinct stemmed content keywords: the unit of keyword dedupe and coverage."""
     out = set()
     for tok in segment(text):
-        if tok in STOPWORDS:
-            continue
-        if _CJK_RUN.match(tok):
-            out.add(tok)
-        elif len(tok) > 1 or tok.isdigit():
-            out.add(_stem(tok))
+        if tok not in STOPWORDS and (len(tok) > 1 or _CJK_RUN.match(tok) or tok.isdigit()):
+            out.add(stem(tok))
     return sorted(out)
