@@ -68,6 +68,8 @@ CREATE TABLE IF NOT EXISTS edges (
     key TEXT NOT NULL DEFAULT '', props TEXT NOT NULL, created_at REAL NOT NULL,
     PRIMARY KEY (namespace, source, type, target, key));
 CREATE INDEX IF NOT EXISTS edges_by_target ON edges (namespace, target, type);
+CREATE INDEX IF NOT EXISTS relations_by_memory ON edges (namespace, json_extract(props, '$.memory_id'))
+    WHERE type = 'RELATES_TO';
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
     scope, body, tokenize = 'unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row');
@@ -543,12 +545,13 @@ class EmbeddedStore:
                     ).fetchall()
                 self._delete_rowids(cur, [r[0] for r in found])
                 for _, node_id, _ in found:
-                    cur.execute("DELETE FROM edges WHERE namespace = ? AND (source = ? OR target = ?)",
-                                (namespace, node_id, node_id))
-                    # relation edges derived from a deleted memory go with it
+                    cur.execute("DELETE FROM edges WHERE namespace = ? AND source = ?", (namespace, node_id))
+                    cur.execute("DELETE FROM edges WHERE namespace = ? AND target = ?", (namespace, node_id))
+                    # relation edges derived from a deleted memory go with it (partial index relations_by_memory)
                     cur.execute(
-                        "DELETE FROM edges WHERE namespace = ? AND type = ? AND json_extract(props, '$.memory_id') = ?",
-                        (namespace, EdgeType.RELATES_TO.value, node_id),
+                        "DELETE FROM edges WHERE namespace = ? AND type = 'RELATES_TO' "
+                        "AND json_extract(props, '$.memory_id') = ?",
+                        (namespace, node_id),
                     )
                     cur.execute("DELETE FROM names WHERE namespace = ? AND entity_id = ?", (namespace, node_id))
                     self._pending_access.pop((namespace, node_id), None)
@@ -778,7 +781,9 @@ class EmbeddedStore:
                     break
                 marks = ",".join("?" * len(chunk))
                 out += self.conn.execute(
-                    "SELECT e.source, e.target FROM edges e JOIN nodes n ON n.namespace = e.namespace AND n.id = e.source "
+                    # edges by target drive the join; left alone, the planner scans the namespace's edges
+                    "SELECT e.source, e.target FROM edges e INDEXED BY edges_by_target "
+                    "CROSS JOIN nodes n ON n.namespace = e.namespace AND n.id = e.source "
                     f"WHERE e.namespace = ? AND e.type = ? AND e.target IN ({marks}) "  # noqa: S608 (placeholders only)
                     f"AND n.kind = ? AND n.status IN ({status_marks}) LIMIT ?",
                     (namespace, EdgeType.MENTIONS.value, *chunk, kind, *(Status(x).value for x in statuses),
