@@ -38,8 +38,8 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = "2"
 _STATUS_CODE = {"active": 0, "superseded": 1, "archived": 2}
 _DELETED = 255
-_COMMON_TERM_SHARE = 0.05
-_COMMON_TERM_MIN = 200
+_KEYWORD_DOC_BUDGET = 3000  # documents BM25 may score per query, beyond its rarest term
+_CHECKPOINT_SECONDS = 2.0
 _ACCESS_FLUSH_EVERY = 512  # buffered accesses before a write
 _ACCESS_FLUSH_SECONDS = 5.0
 
@@ -191,6 +191,9 @@ class EmbeddedStore:
         self._pending_access: dict[tuple[str, str], tuple[int, float]] = {}
         self._last_flush = time.monotonic()
         self._data_version: int | None = None
+        self._wrote = threading.Event()
+        self._closing = threading.Event()
+        self._checkpoint_thread: threading.Thread | None = None
         self._readers = threading.local()  # per-thread read connections for lock-free FTS queries
         self._reader_conns: list[sqlite3.Connection] = []
 
@@ -205,6 +208,9 @@ class EmbeddedStore:
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute("PRAGMA busy_timeout=30000")
                 conn.execute("PRAGMA foreign_keys=ON")
+                # WAL checkpoints run in a background thread on their own connection, so a
+                # commit on the request path never pays for copying pages back (see _checkpointer)
+                conn.execute("PRAGMA wal_autocheckpoint=0")
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
             self._conn = conn
@@ -245,14 +251,42 @@ class EmbeddedStore:
                 self._reader_conns.append(conn)
         return conn
 
+    def _start_checkpointer(self) -> None:
+        if self._checkpoint_thread is None and str(self.path) != ":memory:":
+            self._closing.clear()
+            self._checkpoint_thread = threading.Thread(target=self._checkpointer, name="graphmem-checkpoint", daemon=True)
+            self._checkpoint_thread.start()
+
+    def _checkpointer(self) -> None:
+        """Copy committed WAL pages into the database file every few seconds after writes. A
+        checkpoint changes no data, so it leaves data_version (and every cache) alone."""
+        conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+        try:
+            while not self._closing.is_set():
+                if self._wrote.wait(_CHECKPOINT_SECONDS) and not self._closing.wait(_CHECKPOINT_SECONDS):
+                    self._wrote.clear()
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        except sqlite3.Error as exc:  # the next write restarts it; a failed checkpoint loses nothing
+            log.warning("WAL checkpoint failed: %s", exc)
+        finally:
+            conn.close()
+
     def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._flush_access()
+        self._closing.set()
+        if self._checkpoint_thread is not None:
+            self._checkpoint_thread.join()
+            self._checkpoint_thread = None
         with self._lock:
             for conn in self._reader_conns:
                 conn.close()
             self._reader_conns.clear()
             self._readers = threading.local()
             if self._conn is not None:
-                self._flush_access()
+                with self._guard():
+                    self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 self._conn.close()
                 self._conn = None
             self._vindex.clear()
@@ -288,6 +322,8 @@ class EmbeddedStore:
             raise
         else:
             cur.execute("COMMIT")
+            self._wrote.set()
+            self._start_checkpointer()
 
     def _read_data_version(self) -> int:
         return self._connect().execute("PRAGMA data_version").fetchone()[0]
@@ -633,16 +669,20 @@ class EmbeddedStore:
 
     @staticmethod
     def _keyword(conn: sqlite3.Connection, terms: list[str], scopes: list[str], namespace: str, k: int):
-        # Common terms (in more than 5% of the scope's documents) cost most and rank least:
-        # when rarer terms exist, BM25 runs on those, like a common-terms query. Coverage of
-        # every term still counts in the keyword signal of recall.
-        marks = ",".join("?" * (len(terms) + len(scopes)))
-        df = dict(conn.execute(f"SELECT term, doc FROM fts_vocab WHERE term IN ({marks})", (*terms, *scopes)))  # noqa: S608
-        size = sum(df.get(s, 0) for s in scopes)
-        if size == 0:
-            return []
-        rare = [t for t in terms if df.get(t, 0) <= max(_COMMON_TERM_SHARE * size, _COMMON_TERM_MIN)]
-        match = fts_query([t for t in (rare or terms) if df.get(t, 0) > 0])
+        # BM25 costs time in proportion to the documents its terms match, and common terms
+        # rank least. Like a common-terms query, BM25 runs on the rarest terms while their
+        # document counts stay within a budget (the rarest always runs); the others still
+        # count through the keyword coverage of recall. Counts come from the FTS5 vocabulary.
+        marks = ",".join("?" * len(terms))
+        df = dict(conn.execute(f"SELECT term, doc FROM fts_vocab WHERE term IN ({marks})", terms))  # noqa: S608
+        present = sorted((t for t in terms if df.get(t, 0) > 0), key=lambda t: df[t])
+        kept, total = [], 0
+        for t in present:
+            if kept and total + df[t] > _KEYWORD_DOC_BUDGET:
+                break
+            kept.append(t)
+            total += df[t]
+        match = fts_query(kept)
         if match is None:
             return []
         scope_expr = " OR ".join(f'scope:"{s}"' for s in scopes)
