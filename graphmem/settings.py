@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -70,6 +70,20 @@ class Settings(BaseSettings):
     enrichment: Literal["background", "manual"] = Field(
         "background", description="messages written with wait=False: embedded by a background thread, or only on flush()"
     )
+    extraction: Literal["background", "manual", "off"] = Field(
+        "background", description="extract memories every extract_every messages: in a background thread, only on "
+        "flush()/`graphmem extract`, or never"
+    )
+    extract_every: int = Field(4, ge=1, le=64, description="messages per extraction window")
+    admission_threshold: float = Field(0.25, ge=0, le=1, description="extracted memories below this importance are dropped")
+    model_path: Path | None = Field(None, description="a GGUF file; default: Qwen2.5-Coder-1.5B-Instruct Q4_K_M")
+    llm_threads: int | None = Field(None, ge=1, description="llama.cpp threads (default: all cores)")
+    llm_context: int = Field(4096, ge=512)
+    llm_gpu_layers: int = Field(0, ge=-1, description="layers offloaded to a GPU (-1: all)")
+    llm_max_tokens: int = Field(700, ge=64)
+    llm_base_url: str | None = Field(None, description="an OpenAI-compatible server (llama-server, vLLM, Ollama)")
+    llm_model: str = Field("default", description="model name sent to llm_base_url")
+    llm_api_key: SecretStr | None = None
     context_budget: int = Field(1500, ge=32, description="default token budget of context()")
     recent_turns: int = Field(6, ge=0, description="L0: how many recent session turns context() may add")
     soul: str = Field("", description="default identity block for context(); set per namespace with set_soul")

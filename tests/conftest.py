@@ -19,6 +19,12 @@ def make_store(backend: str, tmp_path, dim: int = DIM):
     return store
 
 
+@pytest.fixture(autouse=True)
+def _no_background_extraction(monkeypatch):
+    """Tests of the fast path run without the model; extraction tests opt in explicitly."""
+    monkeypatch.setenv("GRAPHMEM_EXTRACTION", "off")
+
+
 @pytest.fixture(params=BACKENDS)
 def backend(request) -> str:
     return request.param

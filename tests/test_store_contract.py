@@ -276,3 +276,13 @@ def test_keyword_search_ranks_rare_terms_first_and_still_serves_common_ones(stor
     top = [i for i, _ in store.keyword_search("a", "memory", "zorblat coffee", 3, [Status.active])]
     assert set(top) == {m.id for m in rare}
     assert len(store.keyword_search("a", "memory", "coffee", 50, [Status.active])) == 50
+
+
+def test_messages_of_a_session_by_seq_range(store):
+    base = utcnow()
+    # created_at out of order on purpose: windows follow seq, not time
+    msgs = [Message(namespace="a", session_id="s", content=f"m{i}", seq=i, created_at=base - timedelta(minutes=i))
+            for i in range(10)]
+    store.put("a", msgs)
+    got = store.query("a", "message", session_id="s", seq_range=(4, 8), newest_first=False)
+    assert [m.seq for m in got] == [4, 5, 6, 7]

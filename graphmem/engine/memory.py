@@ -7,7 +7,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -18,6 +18,7 @@ from pydantic import BaseModel, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
 from ..embed import Embedder, make_embedder
+from ..extract.extractors import Extractor
 from ..errors import ConfigurationError, GraphMemError, ImportFormatError, NamespaceNotFoundError, NotFoundError
 from ..errors import ValidationError
 from ..models import (
@@ -51,6 +52,7 @@ from ..settings import RecallOptions, Settings
 from ..store import EmbeddedStore, Store
 from ..text import ApproxTokenCounter, EntityTagger, TokenCounter, keywords, normalise_name
 from .enrich import Enricher
+from .extraction import ExtractionWorker
 from .inputs import EntityIn, MemoryIn, MemoryPatch, MessageIn, RelationIn
 
 log = logging.getLogger(__name__)
@@ -91,6 +93,7 @@ class Memory:
         store: Store | None = None,
         embedder: Embedder | None = None,
         token_counter: TokenCounter | None = None,
+        extractor: Extractor | None = None,
     ) -> None:
         self.settings = settings or Settings()
         if path is not None:
@@ -103,6 +106,7 @@ class Memory:
         self.recaller = Recaller(self.store, self.embedder)
         self._write_lock = threading.RLock()  # engine writes are read-modify-write: one at a time
         self._enricher = Enricher(self)
+        self._extraction = ExtractionWorker(self, extractor)
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None, **overrides: Any) -> "Memory":
@@ -115,14 +119,47 @@ class Memory:
         return cls(settings=settings)
 
     def close(self) -> None:
-        """Stop background work (pending enrichment stays durable) and close the store."""
+        """Stop background work (pending enrichment and extraction stay queued in the store)
+        and close the store."""
+        self._extraction.close()
         self._enricher.close()
         self.recaller.close()
         self.store.close()
 
-    def flush(self, timeout: float | None = None) -> None:
-        """Wait until messages written with ``wait=False`` are embedded and tagged."""
+    def flush(self, timeout: float | None = None, *, progress: Callable[[int, int], None] | None = None) -> None:
+        """Wait until every message is embedded and tagged and every window, the last partial
+        one of each session included, is extracted (unless extraction is off)."""
         self._enricher.flush(timeout)
+        self._extraction.flush(timeout, progress=progress)
+
+    def extraction_status(self, *, namespace: str | None = None) -> dict[str, Any]:
+        """Windows queued, done, skipped and failed (from the store), and what extraction cost
+        in this process: model calls, seconds, prompt and output tokens."""
+        namespaces = [self._existing(namespace)] if namespace else self.store.namespaces()
+        out: dict[str, Any] = {"mode": self.settings.extraction, "queued": 0, "done": 0, "skipped": 0, "failed": 0}
+        for ns in namespaces:
+            for session in self.store.query(ns, "session", limit=1_000_000):
+                out["done"] += session.windows_done
+                out["skipped"] += session.windows_skipped
+                out["failed"] += len(session.failed_windows)
+        out["queued"] = len(self._extraction.pending(final=False, namespace=namespace))
+        out["queued_partial"] = len(self._extraction.pending(final=True, namespace=namespace)) - out["queued"]
+        c = self._extraction.counters
+        out["this_process"] = {"windows": c.windows, "skipped": c.skipped, "failed": c.failed, "messages": c.messages,
+                               "model_calls": c.calls, "seconds": round(c.seconds, 2),
+                               "prompt_tokens": c.prompt_tokens, "output_tokens": c.output_tokens,
+                               "model_calls_per_1000_messages": round(1000 * c.calls / c.messages, 1) if c.messages else 0}
+        return out
+
+    def retry_failed(self, *, namespace: str | None = None) -> int:
+        """Run failed windows again, in the calling thread; returns how many were retried."""
+        done = 0
+        for ns in [self._existing(namespace)] if namespace else self.store.namespaces():
+            for session in self.store.query(ns, "session", limit=1_000_000):
+                for start, end in list(session.failed_windows):
+                    self._extraction.process(ns, session.id, start, end, retry=True)
+                    done += 1
+        return done
 
     def pending(self) -> int:
         """Messages stored but not yet embedded (written with ``wait=False``)."""
@@ -210,6 +247,8 @@ class Memory:
         if not wait:
             self.store.put(namespace, [session, *records])
             self._enricher.kick()
+        if session.message_count - session.extracted_upto >= self.settings.extract_every:
+            self._extraction.kick()
         return records
 
     def remember(self, text: str, *, namespace: str = "default", **fields: Any) -> MemoryRecord:
@@ -375,23 +414,33 @@ class Memory:
                 for i in ids:
                     if kinds.get(i) != kind:
                         raise NotFoundError(f"{kind} {i!r} not found in namespace {namespace!r}")
-            previous = None
-            if session_id is not None:
-                prior = self.store.query(namespace, "episode", session_id=session_id, limit=1)
-                previous = prior[0].id if prior else None
-            times = [n.created_at for n in linked if n.kind == "message"]
-            episode = _check(Episode, {
-                "namespace": namespace, "summary": summary, "session_id": session_id,
-                "message_ids": list(message_ids), "memory_ids": list(memory_ids), "importance": importance,
-                "previous_episode_id": previous, "start_at": min(times, default=None),
-                "end_at": max(times, default=None), "keywords": keywords(summary) if isinstance(summary, str) else [],
-            }, "episode")
-            edges = [Edge(namespace=namespace, source=episode.id, type=EdgeType.COVERS, target=i) for i in message_ids]
-            edges += [Edge(namespace=namespace, source=episode.id, type=EdgeType.PRODUCED, target=i) for i in memory_ids]
-            if previous:
-                edges.append(Edge(namespace=namespace, source=previous, type=EdgeType.NEXT, target=episode.id))
+            episode, edges = self._build_episode(
+                namespace, summary, session_id, [n for n in linked if isinstance(n, Message)], memory_ids, importance
+            )
             self.store.put(namespace, [episode], self.embedder.embed([episode.summary]), edges)
         return episode
+
+    def _build_episode(
+        self, namespace: str, summary: Any, session_id: str | None, messages: Sequence[Message],
+        memory_ids: Sequence[str], importance: float,
+    ) -> tuple[Episode, list[Edge]]:
+        """An episode and its COVERS, PRODUCED and NEXT edges, ready for one ``put``."""
+        previous = None
+        if session_id is not None:
+            prior = self.store.query(namespace, "episode", session_id=session_id, limit=1)
+            previous = prior[0].id if prior else None
+        times = [m.created_at for m in messages]
+        episode = _check(Episode, {
+            "namespace": namespace, "summary": summary, "session_id": session_id,
+            "message_ids": [m.id for m in messages], "memory_ids": list(memory_ids), "importance": importance,
+            "previous_episode_id": previous, "start_at": min(times, default=None), "end_at": max(times, default=None),
+            "keywords": keywords(summary) if isinstance(summary, str) else [],
+        }, "episode")
+        edges = [Edge(namespace=namespace, source=episode.id, type=EdgeType.COVERS, target=m.id) for m in messages]
+        edges += [Edge(namespace=namespace, source=episode.id, type=EdgeType.PRODUCED, target=i) for i in memory_ids]
+        if previous:
+            edges.append(Edge(namespace=namespace, source=previous, type=EdgeType.NEXT, target=episode.id))
+        return episode, edges
 
     def add_procedure(
         self, task: str, steps: Sequence[str], *, importance: float = 0.6, confidence: float = 1.0,
@@ -399,7 +448,7 @@ class Memory:
     ) -> Procedure:
         """Store a learned workflow: the task it serves and its ordered steps."""
         namespace = _namespace(namespace)
-        with self._op("add_procedure", namespace):
+        with self._write_lock, self._op("add_procedure", namespace):
             proc = _check(Procedure, {
                 "namespace": namespace, "task": task, "steps": [{"text": s} for s in steps],
                 "importance": importance, "confidence": confidence,

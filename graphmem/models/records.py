@@ -126,6 +126,12 @@ class Session(Record):
     summary_updated_at: UTCDateTime | None = None
     message_count: int = Field(0, ge=0)
     last_message_at: UTCDateTime | None = None
+    # extraction: messages with seq < extracted_upto have been through a window
+    extracted_upto: int = Field(0, ge=0)
+    windows_done: int = Field(0, ge=0)
+    windows_skipped: int = Field(0, ge=0)
+    failed_windows: list[tuple[int, int]] = Field(default_factory=list)
+    last_error: str = ""
 
 
 class Message(Scorable):

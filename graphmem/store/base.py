@@ -62,10 +62,13 @@ class Store(Protocol):
         since: datetime | None = None,
         until: datetime | None = None,
         ids: Sequence[str] | None = None,
+        seq_range: tuple[int, int] | None = None,
         limit: int = 100,
         offset: int = 0,
         newest_first: bool = True,
-    ) -> list[Node]: ...
+    ) -> list[Node]:
+        """Nodes of one kind, filtered; ordered by creation time, or by ``seq`` when
+        ``seq_range`` (messages of one session, start inclusive, end exclusive) is given."""
 
     def count(self, namespace: str) -> dict[str, int]:
         """Node counts by kind (and ``memory:<status>``) plus ``edges``."""

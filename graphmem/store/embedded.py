@@ -51,13 +51,14 @@ CREATE TABLE IF NOT EXISTS namespaces (name TEXT PRIMARY KEY, created_at REAL NO
 CREATE TABLE IF NOT EXISTS nodes (
     rowid INTEGER PRIMARY KEY,
     namespace TEXT NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL,
-    status TEXT, session_id TEXT, category TEXT,
+    status TEXT, session_id TEXT, category TEXT, seq INTEGER,
     created_at REAL NOT NULL, updated_at REAL NOT NULL,
     access_count INTEGER NOT NULL DEFAULT 0, last_accessed_at REAL,
     data TEXT NOT NULL,
     UNIQUE (namespace, id));
 CREATE INDEX IF NOT EXISTS nodes_by_kind ON nodes (namespace, kind, status, created_at);
 CREATE INDEX IF NOT EXISTS nodes_by_session ON nodes (namespace, session_id, kind, created_at);
+CREATE INDEX IF NOT EXISTS nodes_by_seq ON nodes (namespace, session_id, seq) WHERE seq IS NOT NULL;
 CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
 CREATE TABLE IF NOT EXISTS names (
     namespace TEXT NOT NULL, norm TEXT NOT NULL, entity_id TEXT NOT NULL,
@@ -211,6 +212,7 @@ class EmbeddedStore:
                 # WAL checkpoints run in a background thread on their own connection, so a
                 # commit on the request path never pays for copying pages back (see _checkpointer)
                 conn.execute("PRAGMA wal_autocheckpoint=0")
+                conn.execute("PRAGMA journal_size_limit=67108864")  # WAL file trimmed to 64 MiB after checkpoints
             except sqlite3.Error as exc:
                 raise StoreError(f"cannot open the store at {self.path}: {exc}") from exc
             self._conn = conn
@@ -427,20 +429,20 @@ class EmbeddedStore:
         row = cur.execute("SELECT rowid FROM nodes WHERE namespace = ? AND id = ?", (namespace, node.id)).fetchone()
         values = (
             namespace, node.id, node.kind, status, getattr(node, "session_id", None), getattr(node, "category", None),
-            _ts(node.created_at), _ts(node.updated_at), getattr(node, "access_count", 0),
+            node.seq if node.kind == "message" else None, _ts(node.created_at), _ts(node.updated_at), getattr(node, "access_count", 0),
             _ts(getattr(node, "last_accessed_at", None)), json.dumps(data, ensure_ascii=False),
         )
         if row is None:
             cur.execute(
-                "INSERT INTO nodes (namespace, id, kind, status, session_id, category, created_at, updated_at,"
-                " access_count, last_accessed_at, data) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO nodes (namespace, id, kind, status, session_id, category, seq, created_at, updated_at,"
+                " access_count, last_accessed_at, data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 values,
             )
             rowid = cur.lastrowid
         else:
             rowid = row[0]
             cur.execute(
-                "UPDATE nodes SET namespace=?, id=?, kind=?, status=?, session_id=?, category=?, created_at=?,"
+                "UPDATE nodes SET namespace=?, id=?, kind=?, status=?, session_id=?, category=?, seq=?, created_at=?,"
                 " updated_at=?, access_count=?, last_accessed_at=?, data=? WHERE rowid=?",
                 (*values, rowid),
             )
@@ -521,12 +523,18 @@ class EmbeddedStore:
         since: datetime | None = None,
         until: datetime | None = None,
         ids: Sequence[str] | None = None,
+        seq_range: tuple[int, int] | None = None,
         limit: int = 100,
         offset: int = 0,
         newest_first: bool = True,
     ) -> list[Node]:
         where = ["namespace = ?", "kind = ?"]
         params: list[Any] = [namespace, kind]
+        order = "created_at"
+        if seq_range is not None:
+            where.append("seq >= ? AND seq < ?")
+            params.extend(seq_range)
+            order = "seq"
         if statuses:
             where.append(f"status IN ({','.join('?' * len(statuses))})")
             params.extend(Status(s).value for s in statuses)
@@ -545,10 +553,10 @@ class EmbeddedStore:
                 return []
             where.append(f"id IN ({','.join('?' * len(ids))})")
             params.extend(ids)
-        order = "DESC" if newest_first else "ASC"
+        direction = "DESC" if newest_first else "ASC"
         sql = (
             f"SELECT {self._COLS} FROM nodes WHERE {' AND '.join(where)} "  # noqa: S608 (fixed fragments)
-            f"ORDER BY created_at {order}, rowid {order} LIMIT ? OFFSET ?"
+            f"ORDER BY {order} {direction}, rowid {direction} LIMIT ? OFFSET ?"
         )
         with self._lock, self._guard():
             self._sync()

