@@ -381,7 +381,9 @@ def _restates_a_step(memory: ExtractedMemory, procedures: list) -> bool:
         return False
     for proc in procedures:
         for part in (proc.task, *proc.steps):
-            if len(own & set(keywords(part))) / len(own) >= 0.6:
+            step = set(keywords(part))
+            shared = len(own & step)
+            if shared / len(own) >= 0.6 or (len(step) >= 2 and shared / len(step) >= 0.75):
                 return True
     return False
 
