@@ -25,7 +25,7 @@ def test_help_lists_every_command():
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
     for cmd in ("init", "add", "remember", "recall", "context", "show", "forget", "history", "stats", "export",
-                "import", "demo", "list", "soul"):
+                "import", "demo", "list", "soul", "extract", "status"):
         assert cmd in result.output
 
 
@@ -108,8 +108,18 @@ def test_stats_and_soul(db):
     assert "You are terse." in run(db, "context", "spot").output
 
 
-def test_demo_runs(tmp_path):
+def test_demo_runs_the_real_model(tmp_path):
     result = runner.invoke(app, ["--db", str(tmp_path / "demo.db"), "demo"])
     assert result.exit_code == 0, result.output
-    for expected in ("superseded:", "Rust over TypeScript", "## Identity", "demo finished"):
+    for expected in ("windows extracted", "model calls", "## Identity", "## Memories", "demo finished"):
         assert expected in result.output
+
+
+def test_add_then_extract_and_status(db, tmp_path):
+    result = run(db, "add", "--session", "s", input='{"content": "ok"}\n{"content": "thanks"}\n{"content": "好的"}\n'
+                                                    '{"content": "嗯嗯"}\n')
+    assert "1 window(s) queued" in result.output
+    assert '"queued": 1' in run(db, "status", "--json").output
+    result = run(db, "extract")  # a window of thanks: skipped, the model is never loaded
+    assert result.exit_code == 0 and "1 skipped" in result.output
+    assert '"skipped": 1' in run(db, "status", "--json").output

@@ -66,11 +66,11 @@ def handles_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-def open_memory(path: Path | None = None):
+def open_memory(path: Path | None = None, **overrides: Any):
     from ..engine import Memory
     from ..settings import Settings
 
-    settings = Settings()
+    settings = Settings(**overrides)
     return Memory(path or state.db or settings.path, settings=settings)
 
 

@@ -57,6 +57,7 @@ def read_jsonl(lines: list[str], session: Optional[str]) -> list[tuple[str, dict
 def add(
     file: Optional[Path] = typer.Argument(None, help="JSONL of messages ({role, content, speaker?, created_at?, session_id?}); '-' or none reads stdin"),
     session: Optional[str] = typer.Option(None, "--session", "-s", help="session for lines without session_id"),
+    extract: bool = typer.Option(False, "--extract", help="then extract memories with the local model and wait"),
 ) -> None:
     """Append conversation messages (fast path: searchable at once)."""
     text = sys.stdin.read() if file is None or str(file) == "-" else file.read_text(encoding="utf-8")
@@ -75,6 +76,53 @@ def add(
             progress.advance(task, end - start)
             start = end
     out.print(f"added {len(rows)} messages to namespace {state.namespace!r}")
+    if extract:
+        with open_memory() as mem:
+            extraction_progress(mem)
+    else:
+        with open_memory() as mem:
+            queued = mem.extraction_status(namespace=state.namespace)["queued"]
+        if queued:
+            out.print(f"{queued} window(s) queued for extraction: run `graphmem extract` (or add --extract)")
+
+
+def extraction_progress(mem) -> None:
+    """Extract every pending window in this process, with a progress bar."""
+    with _progress() as progress:
+        task = progress.add_task("extracting windows", total=None)
+
+        def step(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+
+        mem._extraction.run_pending(final=True, progress=step)
+
+
+@app.command()
+@handles_errors
+def extract(retry_failed: bool = typer.Option(False, "--retry-failed", help="also run failed windows again")) -> None:
+    """Extract memories, episodes and procedures from every queued window, with the local model."""
+    with open_memory(extraction="manual") as mem:
+        extraction_progress(mem)
+        retried = mem.retry_failed() if retry_failed else 0
+        status = mem.extraction_status()
+    cost = status["this_process"]
+    out.print(f"{cost['windows']} window(s) extracted, {cost['skipped']} skipped, {cost['failed']} failed"
+              + (f", {retried} retried" if retried else "") + f"; {cost['model_calls']} model calls, {cost['seconds']} s")
+
+
+@app.command()
+@handles_errors
+def status(as_json: bool = typer.Option(False, "--json")) -> None:
+    """Extraction status: windows queued, done, skipped and failed."""
+    with open_memory() as mem:
+        data = mem.extraction_status(namespace=state.namespace)
+    if as_json:
+        _print_json(data)
+        return
+    table = Table("what", "value", title=f"extraction in namespace {state.namespace!r}")
+    for key in ("mode", "queued", "queued_partial", "done", "skipped", "failed"):
+        table.add_row(key, str(data[key]))
+    out.print(table)
 
 
 def _progress() -> Progress:

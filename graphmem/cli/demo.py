@@ -1,17 +1,15 @@
-"""``graphmem demo``: a short bilingual conversation in, recall and context out."""
+"""``graphmem demo``: a short bilingual conversation in; the local model extracts memories,
+episodes and procedures; recall, context and a superseded preference out."""
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from importlib import resources
 from pathlib import Path
 
-from rich.panel import Panel
-
 from . import out, print_context, recall_table
-from .commands import _progress, read_jsonl
+from .commands import extraction_progress, _progress, read_jsonl
 
 QUESTIONS = [
     "Which programming language should I use for the Atlas tooling?",
@@ -36,43 +34,51 @@ def run_demo(db: Path | None, namespace: str = "demo") -> None:
     namespace = namespace if namespace != "default" else "demo"
     t0 = time.perf_counter()
     try:
-        with open_memory(db) as mem:
+        with open_memory(db, extraction="manual") as mem:
             out.rule("1. Ingest a bilingual conversation (fast path: stored, embedded, tagged)")
             rows = read_jsonl(_data("demo_conversation.jsonl").splitlines(), None)
-            ids: list[str] = []
             with _progress() as progress:
                 task = progress.add_task("messages", total=len(rows))
                 for sid, msg in rows:
-                    ids += [m.id for m in mem.add_messages(sid, [msg], namespace=namespace)]
+                    mem.add_messages(sid, [msg], namespace=namespace)
                     progress.advance(task)
-            out.print(f"{len(ids)} messages in 3 sessions, searchable at once.\n")
+            out.print(f"{len(rows)} messages in 3 sessions, searchable at once.\n")
 
-            out.rule("2. Recall straight from the raw messages (no LLM involved)")
+            out.rule("2. Recall straight from the raw messages (no LLM involved yet)")
             out.print(recall_table(mem.recall(QUESTIONS[1], k=3, namespace=namespace), QUESTIONS[1]))
 
-            out.rule("3. Memories with entities and relations, an episode and a procedure")
-            facts = json.loads(_data("demo_memories.json"))
-            written = mem.remember_many(
-                [{**{k: v for k, v in f.items() if k != "turns"}, "source_message_ids": [ids[t] for t in f["turns"]]}
-                 for f in facts],
-                namespace=namespace,
-            )
-            ts_pref = next(m for m in written if m.object == "TypeScript")
-            mem.add_episode("Alice (data engineer, Northwind, Berlin) onboarded: prefers TypeScript for Atlas, "
-                            "peanut allergy, explained the Atlas deploy order.", session_id="onboarding",
-                            message_ids=ids[:8], memory_ids=[m.id for m in written[:4]], namespace=namespace)
-            mem.add_procedure("Deploy Atlas", ["run the tests", "run the database migrations", "deploy to staging",
-                                               "deploy to production"], namespace=namespace)
-            out.print(f"{len(written)} memories, 1 episode, 1 procedure written.\n")
+            out.rule(f"3. Extract with the local model ({mem._extraction.extractor.name})")
+            out.print("[dim]Every 4 messages form a window; the first call also loads the model.[/dim]")
+            extraction_progress(mem)
+            for entry in mem._extraction.counters.log:
+                head = f"{entry['session']}[{entry['window'][0]}:{entry['window'][1]}] {entry['seconds']:.1f} s"
+                if entry.get("skipped"):
+                    out.print(f"[dim]{head}: nothing memorable, no model call[/dim]")
+                    continue
+                if entry.get("error"):
+                    out.print(f"[yellow]{head}: failed ({entry['error'][:80]}), retryable[/yellow]")
+                    continue
+                out.print(f"[bold]{head}[/bold], {entry.get('output_tokens', 0)} tokens out", highlight=False)
+                for text in entry.get("added", []):
+                    out.print(f"  + {text}", highlight=False, markup=False)
+                for m in entry.get("merged", []):
+                    out.print(f"  = {m['into']}  ({m['why']})", highlight=False, markup=False)
+            status = mem.extraction_status(namespace=namespace)
+            cost = status["this_process"]
+            out.print(f"\n{status['done']} windows extracted, {status['skipped']} skipped, {status['failed']} failed; "
+                      f"{cost['model_calls']} model calls, {cost['prompt_tokens']} prompt and "
+                      f"{cost['output_tokens']} output tokens, {cost['seconds']:.0f} s.\n")
 
-            out.rule("4. A preference changes: the new one SUPERSEDES the old")
-            new = mem.update(ts_pref.id, text="Alice prefers Rust over TypeScript for the Atlas tooling",
-                             object="Rust", reason="Alice: 'I now prefer Rust over TypeScript' (rewrite session)",
-                             namespace=namespace)
-            hist = mem.history(new.id, namespace=namespace)
-            for old in hist.supersedes:
-                out.print(f"[dim]superseded:[/dim] {old.text}  [dim]({hist.reasons.get(new.id, '')})[/dim]", highlight=False)
-            out.print(f"[bold]current:[/bold]    {new.text}\n", highlight=False)
+            out.rule("4. A preference changed: the new memory SUPERSEDES the old one")
+            changed = [m for m in mem.list("memory", status="superseded", namespace=namespace)]
+            if not changed:
+                out.print("[yellow]The model did not restate a changed preference in this run.[/yellow]")
+            for old in changed:
+                hist = mem.history(old.id, namespace=namespace)
+                for new in hist.superseded_by:
+                    out.print(f"[dim]superseded:[/dim] {old.text}", highlight=False)
+                    out.print(f"[bold]current:[/bold]    {new.text}  [dim]({hist.reasons.get(new.id, '')})[/dim]\n",
+                              highlight=False)
 
             out.rule("5. Recall across layers and languages")
             for q in QUESTIONS:

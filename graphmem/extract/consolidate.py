@@ -4,8 +4,9 @@ rules, shared by every backend.
 - merge (duplicate): keyword Jaccard >= 0.6 with >= 3 shared keywords, the same
   subject-predicate-object, or a near paraphrase (cosine >= 0.9);
 - supersede (override): same subject and predicate with a new object, or the same endpoints
-  with a new predicate, *and* about the same thing (cosine >= 0.55). Two memories that merely
-  look alike never supersede each other;
+  with a new predicate, *and* about the same thing: cosine >= 0.55, or >= 0.2 when the
+  predicate names one attribute (``prefers_language``, not a bare ``prefers``). Two memories
+  that merely look alike never supersede each other;
 - add (coexist): everything else.
 """
 
@@ -22,6 +23,7 @@ DUP_JACCARD = 0.6
 DUP_SHARED = 3
 PARAPHRASE_COS = 0.9
 SAME_TOPIC_COS = 0.55
+SPECIFIC_TOPIC_COS = 0.2
 
 
 @dataclass(frozen=True)
@@ -67,7 +69,10 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]]) -> Decision:
             why = "same fact" if same_triple else f"keyword jaccard {jac:.2f}" if shared >= DUP_SHARED else f"cosine {cos:.2f}"
             return Decision("merge", old.id, why)
     for old, cos in similar:
-        if cos < SAME_TOPIC_COS or not _same(candidate.subject, old.subject):
+        # a specific predicate (prefers_language) names one attribute; a bare verb (prefers,
+        # likes, has) covers many, so only a memory about the same thing may be replaced
+        specific = "_" in normalise_predicate(candidate.predicate or "")
+        if cos < (SPECIFIC_TOPIC_COS if specific else SAME_TOPIC_COS) or not _same(candidate.subject, old.subject):
             continue
         if _same(candidate.predicate, old.predicate, True) and not _same(candidate.object, old.object):
             return Decision("supersede", old.id, f"{old.predicate}: {old.object} -> {candidate.object}")

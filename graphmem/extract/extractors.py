@@ -32,17 +32,19 @@ m: memories worth keeping for weeks: facts, preferences, events, plans, relation
 e: named entities: n name as written, y person|org|place|thing|concept|event|other
 ep: one sentence: what happened in the window.
 pr: a workflow the user taught step by step (first, then, finally) as task and ordered steps; its steps are not memories. Usually [].
-Every preference, like or dislike is a memory. An allergy is a fact. A changed preference is a new memory with the new value. Skip greetings, thanks and small talk; an empty m is fine. Never copy the examples.
+Every preference, like or dislike is a memory. An allergy is a fact. A changed preference is a new memory with the new value. The assistant's turns are context only: never a memory. Write each memory once. Skip greetings, thanks and small talk; an empty m is fine. Never copy the examples.
 Example window:
 Known memories:
 - Tom | lives_in | Bergen
-[Tom] I moved to Oslo last month. I prefer tea over coffee, and I'm allergic to nuts.
+[Tom] I'm Tom Berg, a nurse at Ullevaal hospital. I moved to Oslo last month.
+[assistant] Welcome, Tom! Anything I should know about food?
+[Tom] I prefer tea over coffee, and I'm allergic to nuts.
 Example reply:
-{"r":"Tom moved (replaces Bergen), states a preference and an allergy.","m":[{"t":"Tom lives in Oslo since last month","k":"fact","s":"Tom","p":"lives_in","o":"Oslo","i":3,"c":"u"},{"t":"Tom prefers tea over coffee","k":"preference","s":"Tom","p":"prefers_drink","o":"tea","i":3,"c":"u"},{"t":"Tom is allergic to nuts","k":"fact","s":"Tom","p":"allergic_to","o":"nuts","i":5,"c":"u"}],"e":[{"n":"Tom","y":"person"},{"n":"Oslo","y":"place"}],"ep":"Tom told of his move to Oslo, his taste in drinks and his allergy.","pr":[]}
+{"r":"Tom gives his job, a move (replaces Bergen), a preference and an allergy.","m":[{"t":"Tom Berg is a nurse at Ullevaal hospital","k":"fact","s":"Tom","p":"works_at","o":"Ullevaal hospital","i":4,"c":"u"},{"t":"Tom lives in Oslo since last month","k":"fact","s":"Tom","p":"lives_in","o":"Oslo","i":3,"c":"u"},{"t":"Tom prefers tea over coffee","k":"preference","s":"Tom","p":"prefers_drink","o":"tea","i":3,"c":"u"},{"t":"Tom is allergic to nuts","k":"fact","s":"Tom","p":"allergic_to","o":"nuts","i":5,"c":"u"}],"e":[{"n":"Tom Berg","y":"person"},{"n":"Ullevaal hospital","y":"org"},{"n":"Oslo","y":"place"}],"ep":"Tom introduced himself and told of his move, his taste in drinks and his allergy.","pr":[]}
 Example window:
-[Ana] To back up the wiki: stop the server, copy the data folder, then start it again.
+[Ana] To back up the wiki: stop the server, copy the data folder, then start it again. I hate losing work, I'm diabetic by the way.
 Example reply:
-{"r":"Ana teaches a workflow.","m":[],"e":[{"n":"Ana","y":"person"}],"ep":"Ana explained how to back up the wiki.","pr":[{"task":"back up the wiki","steps":["stop the server","copy the data folder","start the server again"]}]}"""
+{"r":"Ana teaches a workflow and states a health fact.","m":[{"t":"Ana is diabetic","k":"fact","s":"Ana","p":"health_condition","o":"diabetes","i":5,"c":"u"}],"e":[{"n":"Ana","y":"person"}],"ep":"Ana explained how to back up the wiki and mentioned her diabetes.","pr":[{"task":"back up the wiki","steps":["stop the server","copy the data folder","start the server again"]}]}"""
 
 
 @dataclass

@@ -14,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 KINDS = ("fact", "preference", "event", "plan", "relationship", "skill", "other")
 ENTITY_TYPES = ("person", "org", "place", "thing", "concept", "event", "other")
 SOURCES = {"u": "user_stated", "i": "inferred", "o": "observed"}
-MAX_MEMORIES = 30
+MAX_MEMORIES = 30  # the bound; the grammar asks for at most 12 per window (a loop ends there)
+GRAMMAR_MAX_MEMORIES = 12
 
 # The JSON schema handed to llama.cpp's grammar (and to OpenAI-compatible servers).
 WIRE_SCHEMA: dict[str, Any] = {
@@ -23,7 +24,7 @@ WIRE_SCHEMA: dict[str, Any] = {
         "r": {"type": "string", "maxLength": 300},
         "m": {
             "type": "array",
-            "maxItems": MAX_MEMORIES,
+            "maxItems": GRAMMAR_MAX_MEMORIES,
             "items": {
                 "type": "object",
                 "properties": {
@@ -40,6 +41,7 @@ WIRE_SCHEMA: dict[str, Any] = {
         },
         "e": {
             "type": "array",
+            "maxItems": 16,
             "items": {
                 "type": "object",
                 "properties": {"n": {"type": "string"}, "y": {"type": "string", "enum": list(ENTITY_TYPES)}},
@@ -49,9 +51,10 @@ WIRE_SCHEMA: dict[str, Any] = {
         "ep": {"type": "string"},
         "pr": {
             "type": "array",
+            "maxItems": 3,
             "items": {
                 "type": "object",
-                "properties": {"task": {"type": "string"}, "steps": {"type": "array", "items": {"type": "string"}}},
+                "properties": {"task": {"type": "string"}, "steps": {"type": "array", "maxItems": 12, "items": {"type": "string"}}},
                 "required": ["task", "steps"],
             },
         },
@@ -148,7 +151,8 @@ def parse_wire(data: Any) -> Extraction:
         task = _clean(str(raw.get("task") or ""), 200)
         if task and len(steps) >= 2:
             procedures.append(ExtractedProcedure(task=task, steps=steps))
+    unique = list({m.text.casefold(): m for m in reversed(memories)}.values())[::-1]  # a looping model repeats itself
     return Extraction(
-        reasoning=_clean(str(data.get("r") or ""), 300), memories=memories[:MAX_MEMORIES], entities=entities,
+        reasoning=_clean(str(data.get("r") or ""), 300), memories=unique[:MAX_MEMORIES], entities=entities,
         episode=_clean(str(data.get("ep") or ""), 1000), procedures=procedures,
     )
