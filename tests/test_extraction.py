@@ -10,6 +10,7 @@ import pytest
 
 from graphmem import ConfigurationError, GraphMemError, Memory
 from graphmem.engine.extraction import is_trivial
+from graphmem.extract import default_model_path
 from graphmem.extract.consolidate import Fact, decide
 from graphmem.extract.extractors import InvalidOutput, extract_window
 from graphmem.extract.schema import parse_wire
@@ -271,3 +272,49 @@ def test_real_default_model_end_to_end(tmp_path):
         assert by_session.get("en-profile") and by_session.get("zh-profile")
         assert any("\u4e00" <= ch <= "\u9fff" for t in by_session["zh-profile"] for ch in t)
         assert len(mem.list("episode")) == 2
+
+
+def test_openai_compatible_server_extractor(tmp_path):
+    """The OpenAI-compatible extractor against a real server: llama-cpp-python's, serving the
+    default model on loopback."""
+    import socket
+    import subprocess
+    import sys
+
+    import httpx
+
+    model = default_model_path(Settings().cache_dir / "models")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    log = (tmp_path / "server.log").open("w")
+    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+                             "--port", str(port), "--n_ctx", "4096", "--model_alias", "local"],
+                            stdout=log, stderr=subprocess.STDOUT)
+    try:
+        base = f"http://127.0.0.1:{port}/v1"
+        deadline = time.time() + 180
+        while True:
+            try:
+                if httpx.get(f"{base}/models", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert proc.poll() is None and time.time() < deadline, (tmp_path / "server.log").read_text()
+            time.sleep(0.5)
+        settings = Settings(extraction="manual", llm_base_url=base, llm_model="local")
+        with Memory(tmp_path / "oa.db", settings=settings) as mem:
+            assert mem._extraction.extractor.name == "openai:local"
+            mem.add_messages("en-profile", session_messages("en-profile"))
+            mem.flush()
+            assert mem.extraction_status()["done"] == 1
+            assert any("shellfish" in r.text.lower() or "Globex" in r.text for r in mem.list("memory"))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+    with Memory(tmp_path / "down.db", settings=Settings(extraction="manual", llm_base_url=base)) as mem:
+        mem.add_messages("en-profile", session_messages("en-profile"))
+        with pytest.raises(GraphMemError, match="extraction server"):
+            mem.flush()  # the server is gone: a clear error, and the window stays queued
+        assert mem.extraction_status()["queued"] == 1

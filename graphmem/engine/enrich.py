@@ -7,14 +7,13 @@ work survives a restart and is resumed by the next ``Memory.flush()`` or deferre
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import GraphMemError
 from ..models import Message
+from .background import BackgroundWorker
 
 if TYPE_CHECKING:
     from .memory import Memory
@@ -23,73 +22,24 @@ log = logging.getLogger(__name__)
 BATCH = 512
 
 
-class Enricher:
+class Enricher(BackgroundWorker):
+    label = "enrichment"
+
     def __init__(self, memory: "Memory") -> None:
+        super().__init__()
         self.memory = memory
-        self._thread: threading.Thread | None = None
-        self._wake = threading.Event()
-        self._idle = threading.Event()
-        self._idle.set()
-        self._stop = False
-        self._guard = threading.Lock()
-        self.error: BaseException | None = None
         self.done = 0
 
-    def kick(self) -> None:
-        """Start the worker if needed and tell it there is work (background mode only)."""
-        if self.memory.settings.enrichment == "manual":
-            return
-        with self._guard:
-            self._idle.clear()
-            self._wake.set()
-            if self._thread is None or not self._thread.is_alive():
-                self._stop = False
-                self._thread = threading.Thread(target=self._run, name="graphmem-enrich", daemon=True)
-                self._thread.start()
+    @property
+    def mode(self) -> str:
+        return self.memory.settings.enrichment
 
-    def flush(self, timeout: float | None = None) -> None:
-        """Wait until every pending message is enriched; re-raise a worker failure. In manual
-        mode the work runs here, in the caller's thread."""
-        if self.memory.settings.enrichment == "manual":
-            while batch := [m for m in self.memory.store.pending_vectors("message", BATCH) if isinstance(m, Message)]:
-                self._enrich(batch)
-            return
-        self.kick()
-        if not self._idle.wait(timeout):
-            raise TimeoutError("enrichment did not finish in time")
-        if self.error is not None:
-            err, self.error = self.error, None
-            raise GraphMemError(f"background enrichment failed: {err}") from err
+    def next_job(self, final: bool) -> list[Message] | None:
+        batch = [m for m in self.memory.store.pending_vectors("message", BATCH) if isinstance(m, Message)]
+        return batch or None
 
-    def close(self) -> None:
-        """Stop after the batch in hand; what is left stays pending in the store."""
-        self._stop = True
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join()
-
-    def _run(self) -> None:
-        mem = self.memory
-        while not self._stop:
-            self._wake.clear()
-            try:
-                batch = [m for m in mem.store.pending_vectors("message", BATCH) if isinstance(m, Message)]
-                if not batch:
-                    self._idle.set()
-                    if self._wake.wait(1.0) or self._stop:
-                        continue
-                    with self._guard:  # exit, unless a kick came in meanwhile
-                        if not self._wake.is_set():
-                            self._thread = None
-                            return
-                    continue
-                self._enrich(batch)
-            except BaseException as exc:  # noqa: BLE001 - handed to flush(), never swallowed
-                log.exception("background enrichment failed")
-                self.error = exc
-                self._idle.set()
-                return
-        self._idle.set()
+    def run_job(self, job: list[Message]) -> None:
+        self._enrich(job)
 
     def _enrich(self, batch: list[Message]) -> None:
         mem = self.memory

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -17,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import GraphMemError
 from ..extract import default_model_path
 from ..extract.consolidate import Decision, Fact, decide
 from ..extract.extractors import Extractor, InvalidOutput, LlamaExtractor, OpenAICompatibleExtractor, extract_window
 from ..extract.schema import Extraction, ExtractedMemory
 from ..models import Edge, EdgeType, MemoryRecord, Message, Node, Procedure, Session, Status, Step, utcnow
 from ..text import STOPWORDS, keywords, normalise_name
+from .background import BackgroundWorker
 from .inputs import EntityIn, MemoryIn
 
 if TYPE_CHECKING:
@@ -70,19 +69,18 @@ class Counters:
     log: list[dict[str, Any]] = field(default_factory=list)
 
 
-class ExtractionWorker:
+class ExtractionWorker(BackgroundWorker):
+    label = "extraction"
+
     def __init__(self, memory: "Memory", extractor: Extractor | None = None) -> None:
+        super().__init__()
         self.memory = memory
         self._extractor = extractor
         self.counters = Counters()
-        self._thread: threading.Thread | None = None
-        self._guard = threading.Lock()
-        self._wake = threading.Event()
-        self._idle = threading.Event()
-        self._idle.set()
-        self._final = False
-        self._stop = False
-        self.error: BaseException | None = None
+
+    @property
+    def mode(self) -> str:
+        return self.memory.settings.extraction
 
     @property
     def extractor(self) -> Extractor:
@@ -97,7 +95,6 @@ class ExtractionWorker:
                                                  n_gpu_layers=s.llm_gpu_layers)
         return self._extractor
 
-    # scheduling -------------------------------------------------------------------------
     def pending(self, final: bool, namespace: str | None = None) -> list[tuple[str, Session, int, int]]:
         """(namespace, session, start, end) of every window ready to extract, oldest first."""
         every = self.memory.settings.extract_every
@@ -112,64 +109,13 @@ class ExtractionWorker:
                     start = end
         return out
 
-    def kick(self) -> None:
-        if self.memory.settings.extraction != "background":
-            return
-        with self._guard:
-            self._idle.clear()
-            self._wake.set()
-            if self._thread is None or not self._thread.is_alive():
-                self._stop = False
-                self._thread = threading.Thread(target=self._run, name="graphmem-extract", daemon=True)
-                self._thread.start()
+    def next_job(self, final: bool) -> tuple[str, Session, int, int] | None:
+        windows = self.pending(final)
+        return windows[0] if windows else None
 
-    def flush(self, timeout: float | None = None, progress=None) -> None:
-        """Extract every pending window, the last partial one of each session included."""
-        mode = self.memory.settings.extraction
-        if mode == "off":
-            return
-        if mode == "manual":
-            self.run_pending(final=True, progress=progress)
-            return
-        self._final = True
-        self.kick()
-        if not self._idle.wait(timeout):
-            raise TimeoutError("extraction did not finish in time")
-        if self.error is not None:
-            err, self.error = self.error, None
-            raise GraphMemError(f"background extraction failed: {err}") from err
-
-    def close(self) -> None:
-        self._stop = True
-        self._wake.set()
-        if self._thread is not None:
-            self._thread.join()
-
-    def _run(self) -> None:
-        while not self._stop:
-            self._wake.clear()
-            try:
-                windows = self.pending(self._final)
-                if not windows:
-                    self._final = False
-                    self._idle.set()
-                    if self._wake.wait(1.0) or self._stop:
-                        continue
-                    with self._guard:
-                        if not self._wake.is_set():
-                            self._thread = None
-                            return
-                    continue
-                ns, session, start, end = windows[0]
-                self.process(ns, session.id, start, end)
-            except BaseException as exc:  # noqa: BLE001 - handed to flush(), never swallowed
-                log.exception("background extraction failed")
-                self.error = exc
-                self._idle.set()
-                with self._guard:
-                    self._thread = None
-                return
-        self._idle.set()
+    def run_job(self, job: tuple[str, Session, int, int]) -> None:
+        ns, session, start, end = job
+        self.process(ns, session.id, start, end)
 
     def run_pending(self, *, final: bool = True, namespace: str | None = None, progress=None) -> int:
         """Extract pending windows in the calling thread; returns how many were processed."""

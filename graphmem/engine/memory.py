@@ -130,7 +130,9 @@ class Memory:
         """Wait until every message is embedded and tagged and every window, the last partial
         one of each session included, is extracted (unless extraction is off)."""
         self._enricher.flush(timeout)
-        self._extraction.flush(timeout, progress=progress)
+        if progress is not None and self.settings.extraction == "manual":
+            self._extraction.run_pending(final=True, progress=progress)
+        self._extraction.flush(timeout)
 
     def extraction_status(self, *, namespace: str | None = None) -> dict[str, Any]:
         """Windows queued, done, skipped and failed (from the store), and what extraction cost

@@ -166,13 +166,19 @@ class OpenAICompatibleExtractor:
     """Any server speaking the OpenAI chat-completions API with JSON-schema output:
     llama.cpp's llama-server, vLLM, Ollama. For bigger models or a GPU."""
 
-    def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 120.0) -> None:
+    def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 300.0) -> None:
         import httpx
 
         self.name = f"openai:{model}"
         self.model = model
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
+        self._format = "json_schema"  # the OpenAI form; "json_object" + schema for servers without it
+
+    def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
+        if self._format == "json_schema":
+            return {"type": "json_schema", "json_schema": {"name": "extraction", "schema": schema}}
+        return {"type": "json_object", "schema": schema}
 
     def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int) -> Completion:
         import httpx
@@ -182,10 +188,13 @@ class OpenAICompatibleExtractor:
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
             "temperature": 0.0,
             "max_tokens": max_tokens,
-            "response_format": {"type": "json_schema", "json_schema": {"name": "extraction", "schema": schema}},
         }
         try:
-            resp = self._client.post("/chat/completions", json=body)
+            resp = self._client.post("/chat/completions", json={**body, "response_format": self._response_format(schema)})
+            if resp.status_code in (400, 422) and self._format == "json_schema":
+                # llama-cpp-python's server (and older llama-server) know only json_object + schema
+                self._format = "json_object"
+                resp = self._client.post("/chat/completions", json={**body, "response_format": self._response_format(schema)})
             resp.raise_for_status()
         except httpx.HTTPError as exc:
             raise GraphMemError(f"the extraction server at {self._client.base_url} failed: {exc}") from exc
