@@ -191,8 +191,9 @@ class OpenAICompatibleExtractor:
         }
         try:
             resp = self._client.post("/chat/completions", json={**body, "response_format": self._response_format(schema)})
-            if resp.status_code in (400, 422) and self._format == "json_schema":
-                # llama-cpp-python's server (and older llama-server) know only json_object + schema
+            if resp.status_code >= 400 and self._format == "json_schema" and "json_schema" in resp.text:
+                # the server refused the OpenAI form (llama-cpp-python's server answers 500 with a
+                # validation error naming it): it knows only json_object + schema
                 self._format = "json_object"
                 resp = self._client.post("/chat/completions", json={**body, "response_format": self._response_format(schema)})
             resp.raise_for_status()
