@@ -10,12 +10,12 @@ turns of each conversation (categories 1-4), the number the LoCoMo benchmark's R
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import time
 from pathlib import Path
 
 import numpy as np
+
+import locomo_data
 
 from graphmem.embed import make_embedder
 
@@ -29,29 +29,15 @@ PAIRS = [  # (a, b, related?)
 ]
 
 
-def evidence_ids(raw: list[str]) -> set[str]:
-    """LoCoMo evidence ids, normalised: 'D8:6; D9:17' splits, 'D:11:26' and 'D30:05' mend."""
-    out = set()
-    for item in raw:
-        for part in re.split(r"[;,\s]+", item):
-            m = re.fullmatch(r"D:?(\d+):0*(\d+)", part.strip())
-            if m:
-                out.add(f"D{m.group(1)}:{m.group(2)}")
-    return out
-
-
 def load_locomo(path: Path):
-    data = json.loads(path.read_text(encoding="utf-8"))
-    for conv in data:
-        c = conv["conversation"]
-        turns = [(t["dia_id"], t["text"]) for k, v in c.items() if re.fullmatch(r"session_\d+", k) for t in v]
-        qs = [(q["question"], evidence_ids(q.get("evidence", []))) for q in conv["qa"] if q.get("category") in (1, 2, 3, 4)]
-        yield turns, [q for q in qs if q[1]]
+    for conv in locomo_data.load(path):
+        qs = [(q.text, q.evidence) for q in conv.questions if q.category in (1, 2, 3, 4) and q.evidence]
+        yield [(t.id, t.text) for t in conv.turns], qs
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--locomo", type=Path, default=Path(__file__).resolve().parents[2] / "shared/bench/locomo/locomo10.json")
+    ap.add_argument("--locomo", type=Path, default=locomo_data.DEFAULT_PATH)
     ap.add_argument("--embedders", nargs="+", default=["use", "e5"])
     args = ap.parse_args()
     convs = list(load_locomo(args.locomo))

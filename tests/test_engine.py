@@ -360,3 +360,9 @@ def test_deferred_enrichment_for_bulk_ingestion(tmp_path):
         m.add_messages("bulk", ["one more deferred line"], wait=False)
         m.flush(timeout=60)
         assert m.pending() == 0
+
+
+def test_recall_can_read_without_counting_a_use(mem):
+    rec = mem.remember("The office plant needs water on Mondays")
+    mem.recall("office plant", k=1, record_access=False)
+    assert mem.get(rec.id).access_count == 0

@@ -501,17 +501,19 @@ class Memory:
         session_id: str | None = None,
         options: RecallOptions | None = None,
         query_vector: Sequence[float] | np.ndarray | None = None,
+        record_access: bool = True,
     ) -> list[ScoredItem]:
         """The k best memories, episodes, procedures and (not yet extracted) messages for a
         query, each with its five-factor breakdown. ``query_vector`` skips embedding the query
-        (it must come from the same embedder)."""
+        (it must come from the same embedder). ``record_access=False`` reads without counting
+        a use (evaluations, dashboards): the frequency and recency factors stay as they were."""
         return self._recall(query, k=k, namespace=namespace, layers=layers, include_superseded=include_superseded,
                             include_archived=include_archived, session_id=session_id, options=options,
-                            query_vector=query_vector).items
+                            query_vector=query_vector, record_access=record_access).items
 
     def _recall(self, query: str, *, k: int, namespace: str, layers: Sequence[Layer], include_superseded: bool,
                 include_archived: bool, session_id: str | None, options: RecallOptions | None,
-                query_vector: Sequence[float] | np.ndarray | None = None):
+                query_vector: Sequence[float] | np.ndarray | None = None, record_access: bool = True):
         namespace = self._existing(namespace)
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query must be a non-empty string")
@@ -537,7 +539,7 @@ class Memory:
         with self._op("recall", namespace, k=k):
             return self.recaller.recall(namespace, query, k=k, options=options or self.settings.recall,
                                         layers=layers, statuses=statuses, session_id=session_id,
-                                        query_vector=query_vector)
+                                        query_vector=query_vector, record_access=record_access)
 
     def context(
         self,

@@ -82,6 +82,7 @@ class Recaller:
         session_id: str | None = None,
         now: datetime | None = None,
         query_vector: np.ndarray | None = None,
+        record_access: bool = True,
     ) -> RecallResult:
         now = now or utcnow()
         timings: dict[str, float] = {}
@@ -155,7 +156,7 @@ class Recaller:
             scored_by_layer[layer] = scored
         items = merge_layers(scored_by_layer, k)
         timings["score"] = (time.perf_counter() - t3) * 1000
-        if items:
+        if items and record_access:
             self.store.record_access(namespace, [s.item.id for s in items], now)
         timings["total"] = (time.perf_counter() - t0) * 1000
         return RecallResult(items=items, timings_ms=timings, query_entities=list(entities))
