@@ -110,11 +110,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", type=Path, default=locomo_data.DEFAULT_PATH)
     ap.add_argument("--mode", choices=["turns", "llm"], default="turns")
-    ap.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    ap.add_argument("--conversations", type=int, default=None, help="only N conversations")
+    ap.add_argument("--start", type=int, default=0, help="skip the first conversations (for a tuning/test split)")
     ap.add_argument("--sessions", type=int, default=None, help="only the first N sessions of each (llm mode)")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
     args = ap.parse_args()
-    convs = locomo_data.load(args.data)[: args.conversations]
+    convs = locomo_data.load(args.data)[args.start :]
+    convs = convs[: args.conversations] if args.conversations else convs
     settings = Settings(extraction="manual" if args.mode == "llm" else "off")
     results: dict[str, dict[int, list[dict]]] = {s: {k: [] for k in KS} for s in ("graphmem", "bm25", "dense")}
     cats: list[int] = []
