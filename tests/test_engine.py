@@ -366,3 +366,10 @@ def test_recall_can_read_without_counting_a_use(mem):
     rec = mem.remember("The office plant needs water on Mondays")
     mem.recall("office plant", k=1, record_access=False)
     assert mem.get(rec.id).access_count == 0
+
+
+def test_ids_and_sessions_in_any_script(mem):
+    msgs = mem.add_messages("介绍", [{"id": "消息-1", "content": "你好"}])
+    assert mem.get("介绍").message_count == 1 and msgs[0].id == "消息-1"
+    with pytest.raises(ValidationError):
+        mem.add_messages("s", [{"id": "bad id with spaces", "content": "x"}])

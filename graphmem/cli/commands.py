@@ -324,3 +324,40 @@ def demo() -> None:
     from .demo import run_demo
 
     run_demo(state.db, state.namespace)
+
+
+scripts_app = typer.Typer(help="Memory scripts: scripted scenarios with expectations.", no_args_is_help=True)
+app.add_typer(scripts_app, name="scripts")
+
+
+@scripts_app.command("run")
+@handles_errors
+def scripts_run(
+    paths: list[Path] = typer.Argument(..., help="script files or folders of *.yaml"),
+    recordings: Optional[Path] = typer.Option(None, help="recorded model replies (default: recordings.json beside the scripts)"),
+    live: bool = typer.Option(False, "--live", help="ask the local model for windows not recorded"),
+    record: bool = typer.Option(False, "--record", help="ask the local model for every window and save its replies"),
+) -> None:
+    """Run memory scripts and print a pass/fail table; exit 1 when any expectation fails."""
+    from ..engine.extraction import make_extractor
+    from ..scripts import RecordingExtractor, Recordings, run_script
+    from ..settings import Settings
+
+    files = sorted(f for p in paths for f in ([p] if p.is_file() else p.glob("*.yaml")))
+    if not files:
+        raise ValidationError("no scripts found")
+    recs = Recordings(recordings or files[0].parent / "recordings.json")
+    extractor = RecordingExtractor(recs, make_extractor(Settings()) if live or record else None, refresh=record)
+    table = Table("script", "step", "check", "result", "detail", title="memory scripts")
+    failed = 0
+    for f in files:
+        for r in run_script(f, extractor):
+            failed += not r.passed
+            table.add_row(r.script, str(r.step), r.kind, "[green]pass[/green]" if r.passed else "[red]FAIL[/red]", r.detail)
+        if record or live:
+            recs.save(only_used=record)  # after each script: a later failure keeps what was recorded
+    out.print(table)
+    total = len(table.rows)
+    out.print(f"{total - failed} passed, {failed} failed")
+    if failed:
+        raise typer.Exit(1)

@@ -21,6 +21,7 @@ from ..extract.consolidate import Decision, Fact, decide
 from ..extract.extractors import Extractor, InvalidOutput, LlamaExtractor, OpenAICompatibleExtractor, extract_window
 from ..extract.schema import Extraction, ExtractedMemory
 from ..models import Edge, EdgeType, MemoryRecord, Message, Node, Procedure, Session, Status, Step, utcnow
+from ..settings import Settings
 from ..text import STOPWORDS, keywords, normalise_name
 from .background import BackgroundWorker
 from .inputs import EntityIn, MemoryIn
@@ -46,6 +47,15 @@ _SEQUENCE_CUES = re.compile(
     r"\b(first|then|next|after that|afterwards|finally|step|steps)\b|首先|然后|接着|之后|最后|第[一二三四五]步|步骤",
     re.IGNORECASE,
 )  # L1 keeps the newest episode summaries of the session
+
+
+def make_extractor(s: Settings) -> Extractor:
+    """The extractor the settings name: an OpenAI-compatible server, else the local model."""
+    if s.llm_base_url:
+        key = s.llm_api_key.get_secret_value() if s.llm_api_key else None
+        return OpenAICompatibleExtractor(s.llm_base_url, s.llm_model, api_key=key)
+    path = s.model_path or default_model_path(s.cache_dir / "models")
+    return LlamaExtractor(path, n_ctx=s.llm_context, n_threads=s.llm_threads, n_gpu_layers=s.llm_gpu_layers)
 
 
 def is_trivial(messages: list[Message]) -> bool:
@@ -85,14 +95,7 @@ class ExtractionWorker(BackgroundWorker):
     @property
     def extractor(self) -> Extractor:
         if self._extractor is None:
-            s = self.memory.settings
-            if s.llm_base_url:
-                key = s.llm_api_key.get_secret_value() if s.llm_api_key else None
-                self._extractor = OpenAICompatibleExtractor(s.llm_base_url, s.llm_model, api_key=key)
-            else:
-                path = s.model_path or default_model_path(s.cache_dir / "models")
-                self._extractor = LlamaExtractor(path, n_ctx=s.llm_context, n_threads=s.llm_threads,
-                                                 n_gpu_layers=s.llm_gpu_layers)
+            self._extractor = make_extractor(self.memory.settings)
         return self._extractor
 
     def pending(self, final: bool, namespace: str | None = None) -> list[tuple[str, Session, int, int]]:

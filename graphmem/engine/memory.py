@@ -221,7 +221,8 @@ class Memory:
             session = next(iter(self.store.get(namespace, [session_id])), None)
             if session is not None and not isinstance(session, Session):
                 raise ValidationError(f"id {session_id!r} is taken by a {session.kind} in this namespace")
-            session = session or Session(id=session_id, namespace=namespace, created_at=now)
+            session = session or _check(Session, {"id": session_id, "namespace": namespace, "created_at": now},
+                                        "session_id")
             given = [m.id for m in inputs if m.id]
             if given:  # re-sending a message with a known id is a no-op, not a duplicate
                 seen = {n.id for n in self.store.get(namespace, given)}
@@ -230,16 +231,15 @@ class Memory:
                     return []
             texts = [m.content for m in inputs]
             tags = self.tagger.tag_many(texts) if wait else [[] for _ in texts]
-            records: list[Message] = []
-            for i, (m, ents) in enumerate(zip(inputs, tags)):
-                created = m.created_at or now
-                records.append(
-                    Message(
-                        id=m.id or "", namespace=namespace, session_id=session_id, role=m.role, speaker=m.speaker,
-                        content=m.content, seq=session.message_count + i, created_at=created, updated_at=now,
-                        entities=[e.name for e in ents], keywords=keywords(m.content), metadata=m.metadata,
-                    )
-                )
+            records: list[Message] = [
+                _check(Message, {
+                    "id": m.id or "", "namespace": namespace, "session_id": session_id, "role": m.role,
+                    "speaker": m.speaker, "content": m.content, "seq": session.message_count + i,
+                    "created_at": m.created_at or now, "updated_at": now, "entities": [e.name for e in ents],
+                    "keywords": keywords(m.content), "metadata": m.metadata,
+                }, f"message {i}")
+                for i, (m, ents) in enumerate(zip(inputs, tags))
+            ]
             session.message_count += len(records)
             session.last_message_at = max([r.created_at for r in records] + [session.last_message_at or records[0].created_at])
             session.updated_at = now

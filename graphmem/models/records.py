@@ -103,8 +103,8 @@ class Record(BaseModel):
     @field_validator("id")
     @classmethod
     def _id_shape(cls, value: str) -> str:
-        if value and not re.fullmatch(r"[A-Za-z0-9_\-:.]{1,128}", value):
-            raise ValueError("ids use letters, digits and _-:. only (at most 128)")
+        if value and not re.fullmatch(r"[\w\-:.@]{1,128}", value):
+            raise ValueError("ids use letters (any script), digits and _-:.@ only, at most 128")
         return value
 
 

@@ -90,9 +90,16 @@ class Recaller:
         qvec = query_vector if query_vector is not None else self.embedder.embed([query], query=True)[0]
         timings["embed"] = (time.perf_counter() - t0) * 1000
 
+        # The log stays searchable: a message whose window was extracted is archived and steps
+        # back behind the memories (its importance and confidence are lower) but is not lost,
+        # so a detail the model dropped can still be found.
+        layer_statuses = {
+            layer: tuple(dict.fromkeys([*statuses, Status.archived])) if layer == "message" else tuple(statuses)
+            for layer in layers
+        }
         keyword_jobs = {
             layer: self._pool.submit(self.store.keyword_search, namespace, layer, query, options.keyword_candidates,
-                                     statuses)
+                                     layer_statuses[layer])
             for layer in layers
         }
         t1 = time.perf_counter()
@@ -106,7 +113,8 @@ class Recaller:
         per_layer: dict[str, dict[str, _Candidate]] = {}
         for layer in layers:
             cands: dict[str, _Candidate] = {}
-            for node_id, sim in self.store.vector_search(namespace, layer, qvec, options.vector_candidates, statuses):
+            for node_id, sim in self.store.vector_search(namespace, layer, qvec, options.vector_candidates,
+                                                         layer_statuses[layer]):
                 c = cands.setdefault(node_id, _Candidate())
                 c.semantic = max(0.0, sim)
                 c.via.append("vector")
@@ -127,7 +135,7 @@ class Recaller:
         timings["candidates"] = (time.perf_counter() - t2) * 1000
 
         t3 = time.perf_counter()
-        allowed = {Status(s) for s in statuses}
+
         scored_by_layer: dict[str, list[ScoredItem]] = {}
         for layer, cands in per_layer.items():
             if not cands:
@@ -142,7 +150,7 @@ class Recaller:
             scored: list[ScoredItem] = []
             for node_id, c in cands.items():
                 rec = records.get(node_id)
-                if rec is None or rec.kind != layer or rec.status not in allowed:
+                if rec is None or rec.kind != layer or rec.status not in layer_statuses[layer]:
                     continue  # a graph hit of another kind, superseded, or deleted meanwhile
                 if session_id is not None and layer == "message" and rec.session_id != session_id:
                     continue

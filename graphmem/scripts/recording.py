@@ -1,0 +1,56 @@
+"""Recorded model replies: replay what the real model said to exactly the same prompt."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConfigurationError
+from ..extract.extractors import Completion, Extractor
+
+
+def prompt_key(system: str, user: str) -> str:
+    return hashlib.sha256(f"{system}\x00{user}".encode()).hexdigest()[:16]
+
+
+class Recordings:
+    """prompt key -> {user, reply, prompt_tokens, output_tokens}, kept in a JSON file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.data: dict[str, Any] = json.loads(self.path.read_text(encoding="utf-8")) if self.path.exists() else {}
+        self.used: set[str] = set()
+
+    def save(self, only_used: bool = True) -> None:
+        data = {k: v for k, v in self.data.items() if k in self.used} if only_used else self.data
+        self.path.write_text(json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+class RecordingExtractor:
+    """Answers from the recordings; a prompt not recorded goes to ``live`` (and is recorded)
+    when one is given, and is an error otherwise: never a made-up reply."""
+
+    name = "recorded"
+
+    def __init__(self, recordings: Recordings, live: Extractor | None = None, *, refresh: bool = False) -> None:
+        self.recordings = recordings
+        self.live = live
+        self.refresh = refresh  # ask the live model even for recorded prompts
+
+    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int) -> Completion:
+        key = prompt_key(system, user)
+        self.recordings.used.add(key)
+        rec = self.recordings.data.get(key)
+        if rec is not None and not (self.refresh and self.live is not None):
+            return Completion(rec["reply"], rec.get("prompt_tokens", 0), rec.get("output_tokens", 0))
+        if self.live is None:
+            raise ConfigurationError(
+                f"no recorded model reply for this window in {self.recordings.path}; run the scripts with "
+                f"--record to ask the local model:\n{user}"
+            )
+        out = self.live.complete(system, user, schema, max_tokens)
+        self.recordings.data[key] = {"user": user, "reply": out.text, "prompt_tokens": out.prompt_tokens,
+                                     "output_tokens": out.output_tokens}
+        return out

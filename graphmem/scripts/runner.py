@@ -1,0 +1,163 @@
+"""Load a memory script (YAML), run its steps against a fresh store, check its expectations."""
+
+from __future__ import annotations
+
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ValidationError as PydanticValidationError
+
+from ..errors import ValidationError
+from ..extract.extractors import Extractor
+from ..models import LAYERS, item_text
+from ..models.records import UTCDateTime
+
+
+class _Step(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SessionStep(_Step):
+    session: str
+    at: UTCDateTime
+    messages: list[tuple[str, str]] = Field(min_length=1)
+
+
+class ForgetStep(_Step):
+    forget: str
+
+
+class RecallStep(_Step):
+    recall: str
+    k: int = Field(5, ge=1, le=100)
+    includes: list[str] = Field(default_factory=list)
+    excludes: list[str] = Field(default_factory=list)
+    layer: Literal["memory", "episode", "procedure", "message"] | None = None
+
+
+class ContextStep(_Step):
+    context: str
+    budget: int = Field(400, ge=16)
+    mentions: list[str] = Field(default_factory=list)
+    omits: list[str] = Field(default_factory=list)
+
+
+class HistoryStep(_Step):
+    history: str
+    superseded: list[str] = Field(min_length=1)
+
+
+class CountSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kind: Literal["memory", "episode", "procedure", "entity", "message", "session"] = "memory"
+    status: Literal["active", "superseded", "archived"] | None = None
+    matching: str = ""
+    equals: int | None = None
+    at_least: int | None = None
+
+
+class CountStep(_Step):
+    count: CountSpec
+
+
+Step = Union[SessionStep, ForgetStep, RecallStep, ContextStep, HistoryStep, CountStep]
+
+
+class Script(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+    description: str = ""
+    steps: list[Step] = Field(min_length=1)
+
+
+class ScriptResult(BaseModel):
+    script: str
+    step: int
+    kind: str
+    passed: bool
+    detail: str
+
+
+def load_script(path: Path) -> Script:
+    import yaml
+
+    try:
+        return Script.model_validate(yaml.safe_load(Path(path).read_text(encoding="utf-8")))
+    except (yaml.YAMLError, PydanticValidationError) as exc:
+        raise ValidationError(f"{path}: not a valid memory script: {exc}") from exc
+
+
+def _has(texts: list[str], needle: str) -> bool:
+    return any(needle.casefold() in t.casefold() for t in texts)
+
+
+def run_script(path: Path, extractor: Extractor, *, namespace: str = "script") -> list[ScriptResult]:
+    """Run one script in a temporary store; one result per expectation (and per failed action)."""
+    from ..engine import Memory
+    from ..settings import Settings
+
+    script = load_script(path)
+    results: list[ScriptResult] = []
+
+    def check(i: int, kind: str, ok: bool, detail: str) -> None:
+        results.append(ScriptResult(script=script.name, step=i, kind=kind, passed=ok, detail=detail))
+
+    with tempfile.TemporaryDirectory(prefix="graphmem-script-") as tmp:
+        settings = Settings(extraction="manual", path=Path(tmp) / "script.db")
+        with Memory(settings=settings, extractor=extractor) as mem:
+            mem.store.set_meta(namespace, "script", script.name)  # the namespace exists from the start
+            for i, step in enumerate(script.steps, 1):
+                if isinstance(step, SessionStep):
+                    mem.add_messages(step.session, [
+                        {"speaker": who, "role": "assistant" if who == "assistant" else "user", "content": text,
+                         "created_at": step.at + timedelta(minutes=n)}
+                        for n, (who, text) in enumerate(step.messages)
+                    ], namespace=namespace)
+                    mem.flush()
+                elif isinstance(step, ForgetStep):  # every memory, episode and message that mentions it
+                    hits = [r.id for kind in ("memory", "episode", "message")
+                            for r in mem.list(kind, namespace=namespace, limit=10_000)
+                            if step.forget.casefold() in _text(r).casefold()]
+                    if hits:
+                        mem.forget(hits, namespace=namespace)
+                    else:
+                        check(i, "forget", False, f"nothing mentions {step.forget!r}")
+                elif isinstance(step, RecallStep):
+                    layers = [step.layer] if step.layer else list(LAYERS)
+                    items = mem.recall(step.recall, k=step.k, namespace=namespace, layers=layers, record_access=False)
+                    texts = [s.text for s in items]
+                    missing = [x for x in step.includes if not _has(texts, x)]
+                    present = [x for x in step.excludes if _has(texts, x)]
+                    check(i, "recall", not missing and not present,
+                          f"{step.recall!r}: " + ("ok" if not missing and not present else
+                                                   f"missing {missing}, unwanted {present}; got {texts}"))
+                elif isinstance(step, ContextStep):
+                    ctx = mem.context(step.context, budget=step.budget, namespace=namespace)
+                    missing = [x for x in step.mentions if x.casefold() not in ctx.text.casefold()]
+                    present = [x for x in step.omits if x.casefold() in ctx.text.casefold()]
+                    check(i, "context", not missing and not present and ctx.tokens <= step.budget,
+                          f"{step.context!r}: {ctx.tokens}/{step.budget} tokens" + (
+                              f"; missing {missing}, unwanted {present}" if missing or present else ""))
+                elif isinstance(step, HistoryStep):
+                    current = [m for m in mem.list("memory", status="active", namespace=namespace, limit=10_000)
+                               if step.history.casefold() in m.text.casefold()]
+                    olds = [o.text for m in current for o in mem.history(m.id, namespace=namespace).supersedes]
+                    missing = [x for x in step.superseded if not _has(olds, x)]
+                    check(i, "history", bool(current) and not missing,
+                          f"{step.history!r} supersedes {olds}" if current else f"no active memory mentions {step.history!r}")
+                elif isinstance(step, CountStep):
+                    c = step.count
+                    rows = mem.list(c.kind, status=c.status, namespace=namespace, limit=10_000)
+                    n = sum(1 for r in rows if c.matching.casefold() in _text(r).casefold())
+                    ok = (c.equals is None or n == c.equals) and (c.at_least is None or n >= c.at_least)
+                    check(i, "count", ok, f"{n} {c.kind}(s) matching {c.matching!r}")
+    return results
+
+
+def _text(record: Any) -> str:
+    if record.kind in ("memory", "message", "episode", "procedure"):
+        return item_text(record)
+    return getattr(record, "name", "") or getattr(record, "title", "")
