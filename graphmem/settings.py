@@ -54,6 +54,9 @@ class RecallOptions(BaseModel):
     graph_candidates: int = Field(50, ge=0, le=1000)
     max_candidates: int = Field(100, ge=1, le=5000)
     graph_depth: int = Field(2, ge=0, le=3)
+    neighbour_turns: float = Field(
+        0.5, ge=0, le=1, description="share of an adjacent turn's relevance a message borrows (LoCoMo: +0.04 recall@10)"
+    )
     min_relevance: float = Field(0.05, ge=0, le=1, description="candidates below this relevance are dropped")
 
 

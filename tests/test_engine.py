@@ -373,3 +373,17 @@ def test_ids_and_sessions_in_any_script(mem):
     assert mem.get("介绍").message_count == 1 and msgs[0].id == "消息-1"
     with pytest.raises(ValidationError):
         mem.add_messages("s", [{"id": "bad id with spaces", "content": "x"}])
+
+
+def test_an_answer_borrows_relevance_from_the_question_before_it(mem):
+    mem.add_messages("s", [
+        {"speaker": "Ann", "content": "What did you cook for the potluck on Saturday?"},
+        {"speaker": "Ben", "content": "A big pot of lentil curry with rice."},
+        {"speaker": "Ann", "content": "Nice, my cat slept all afternoon."},
+    ])
+    hits = mem.recall("potluck Saturday cooking", k=3, layers=["message"])
+    answer = next(h for h in hits if "lentil" in h.text)
+    assert answer.breakdown.context > 0
+    off = RecallOptions(neighbour_turns=0.0)
+    assert next(h for h in mem.recall("potluck Saturday cooking", k=3, layers=["message"], options=off)
+                if "lentil" in h.text).breakdown.context == 0

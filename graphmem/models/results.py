@@ -25,6 +25,7 @@ class ScoreBreakdown(BaseModel):
     semantic: float = 0.0
     keyword: float = 0.0
     graph: float = 0.0
+    context: float = Field(0.0, description="relevance borrowed from an adjacent turn (messages)")
     total: float
 
 

@@ -17,7 +17,7 @@ from ..models import LAYERS, EdgeType, Layer, ScoredItem, Status, utcnow
 from ..settings import RecallOptions
 from ..store import Store
 from ..text import keywords, segment
-from .scoring import score
+from .scoring import relevance, score
 
 log = logging.getLogger(__name__)
 
@@ -148,14 +148,19 @@ class Recaller:
             top_kw = max((c.keyword_raw for c in cands.values()), default=0.0)
             q_terms = set(keywords(query))
             scored: list[ScoredItem] = []
+            kept = {}
             for node_id, c in cands.items():
                 rec = records.get(node_id)
                 if rec is None or rec.kind != layer or rec.status not in layer_statuses[layer]:
                     continue  # a graph hit of another kind, superseded, or deleted meanwhile
                 if session_id is not None and layer == "message" and rec.session_id != session_id:
                     continue
-                kw = keyword_signal(c.keyword_raw, top_kw, q_terms, rec.keywords)
-                breakdown = score(rec, semantic=c.semantic or 0.0, keyword=kw, graph=c.graph, now=now, options=options)
+                kept[node_id] = (rec, keyword_signal(c.keyword_raw, top_kw, q_terms, rec.keywords))
+            borrowed = self._neighbour_relevance(kept, cands, options) if layer == "message" else {}
+            for node_id, (rec, kw) in kept.items():
+                c = cands[node_id]
+                breakdown = score(rec, semantic=c.semantic or 0.0, keyword=kw, graph=c.graph, now=now, options=options,
+                                  context=borrowed.get(node_id, 0.0))
                 if breakdown.relevance < options.min_relevance:
                     continue
                 scored.append(ScoredItem(layer=layer, item=rec, score=breakdown.total, breakdown=breakdown,
@@ -168,6 +173,21 @@ class Recaller:
             self.store.record_access(namespace, [s.item.id for s in items], now)
         timings["total"] = (time.perf_counter() - t0) * 1000
         return RecallResult(items=items, timings_ms=timings, query_entities=list(entities))
+
+    @staticmethod
+    def _neighbour_relevance(kept: dict, cands: dict, options: RecallOptions) -> dict[str, float]:
+        """A turn borrows a share of the relevance of the turn before or after it: the answer
+        to a question often repeats none of its words."""
+        if not options.neighbour_turns:
+            return {}
+        base = {i: relevance(cands[i].semantic or 0.0, kw, cands[i].graph, options.relevance) for i, (_, kw) in kept.items()}
+        at = {(rec.session_id, rec.seq): i for i, (rec, _) in kept.items()}
+        out = {}
+        for i, (rec, _) in kept.items():
+            near = [base[j] for d in (-1, 1) if (j := at.get((rec.session_id, rec.seq + d))) is not None]
+            if near:
+                out[i] = options.neighbour_turns * max(near)
+        return out
 
     def _graph_candidates(
         self, namespace: str, entity_ids: list[str], qvec: np.ndarray, statuses: Sequence[Status], options: RecallOptions

@@ -36,10 +36,12 @@ def relevance(semantic: float, keyword: float, graph: float, weights: RelevanceW
 
 
 def score(
-    item: Scorable, *, semantic: float, keyword: float, graph: float, now: datetime, options: RecallOptions
+    item: Scorable, *, semantic: float, keyword: float, graph: float, now: datetime, options: RecallOptions,
+    context: float = 0.0,
 ) -> ScoreBreakdown:
+    """``context`` is relevance borrowed from an adjacent turn of the same conversation."""
     w = options.weights
-    rel = relevance(semantic, keyword, graph, options.relevance)
+    rel = min(1.0, relevance(semantic, keyword, graph, options.relevance) + context)
     rec = recency(item, now, options.recency_half_life_days)
     freq = frequency(item.access_count, options.frequency_saturation)
     total = (
@@ -52,5 +54,6 @@ def score(
     return ScoreBreakdown(
         relevance=round(rel, 6), importance=item.importance, confidence=item.confidence,
         recency=round(rec, 6), frequency=round(freq, 6),
-        semantic=round(semantic, 6), keyword=round(keyword, 6), graph=round(graph, 6), total=round(total, 6),
+        semantic=round(semantic, 6), keyword=round(keyword, 6), graph=round(graph, 6), context=round(context, 6),
+        total=round(total, 6),
     )
