@@ -1,0 +1,91 @@
+"""How latency and memory grow with the store: 10k, 100k and 1M memories, embedded backend.
+
+    python benchmarks/scale.py                      # 10k, 100k, 1M (1M writes take ~20 minutes here)
+    python benchmarks/scale.py --sizes 10000 100000
+
+One store grows through the sizes (writes in batches of 1,000, timed); at each size 100
+context() calls are timed (p50/p95) and the process's peak resident memory is read. Prints a
+table and writes a PNG of latency against size to --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from recall_latency import people, synth_memories  # noqa: E402
+
+from graphmem import Memory  # noqa: E402
+from graphmem.settings import Settings  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
+    args = ap.parse_args()
+    rng = random.Random(7)
+    pop = people(300, random.Random(1))
+    templates = ["What does {p} prefer?", "Where does {p} work?", "Who manages {p}?", "What is {p} allergic to?"]
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="graphmem-scale-") as tmp:
+        mem = Memory(Path(tmp) / "scale.db", settings=Settings(extraction="off"))
+        have, write_s = 0, 0.0
+        for size in sorted(args.sizes):
+            batch = synth_memories(size - have, rng)
+            t0 = time.perf_counter()
+            for i in range(0, len(batch), 1000):
+                mem.remember_many(batch[i : i + 1000], namespace="scale")
+            write_s = time.perf_counter() - t0
+            rate = (size - have) / write_s if size > have else float("nan")
+            have = size
+            qs = [rng.choice(templates).format(p=rng.choice(pop)) for _ in range(args.queries)]
+            for q in qs[:5]:
+                mem.context(q, namespace="scale")
+            ms = []
+            for q in qs:
+                t = time.perf_counter()
+                mem.context(q, namespace="scale", budget=1500)
+                ms.append((time.perf_counter() - t) * 1000)
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            rows.append((size, rate, float(np.percentile(ms, 50)), float(np.percentile(ms, 95)), peak,
+                         (Path(tmp) / "scale.db").stat().st_size / 2**20))
+            print(f"{size:,} done", file=sys.stderr, flush=True)
+        mem.close()
+    print("| memories | writes/s | context p50 ms | context p95 ms | peak RSS MiB | file MiB |")
+    print("|---|---|---|---|---|---|")
+    for size, rate, p50, p95, peak, mib in rows:
+        print(f"| {size:,} | {rate:,.0f} | {p50:.1f} | {p95:.1f} | {peak:,.0f} | {mib:,.0f} |")
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(6, 4))
+        sizes = [r[0] for r in rows]
+        ax.plot(sizes, [r[2] for r in rows], "o-", label="context p50")
+        ax.plot(sizes, [r[3] for r in rows], "o-", label="context p95")
+        ax.set_xscale("log")
+        ax.set_xlabel("memories in the namespace")
+        ax.set_ylabel("ms")
+        ax.set_title("graphmem context() latency, embedded store")
+        ax.legend()
+        fig.tight_layout()
+        args.out.mkdir(parents=True, exist_ok=True)
+        fig.savefig(args.out / "scale.png", dpi=120)
+    except ImportError:
+        pass
+
+
+if __name__ == "__main__":
+    main()
