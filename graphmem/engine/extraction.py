@@ -153,8 +153,11 @@ class ExtractionWorker(BackgroundWorker):
             except InvalidOutput as exc:
                 error = str(exc)
         with mem._write_lock:
-            session = mem.store.get(namespace, [session_id])[0]
-            assert isinstance(session, Session)
+            found = mem.store.get(namespace, [session_id])
+            if not found or not isinstance(found[0], Session):  # forgotten while the model was busy
+                log.warning("session %s of %s is gone; window %d:%d dropped", session_id, namespace, start, end)
+                return entry
+            session = found[0]
             if retry:
                 failed = [w for w in session.failed_windows if tuple(w) != (start, end)]
             else:
@@ -309,9 +312,9 @@ class ExtractionWorker(BackgroundWorker):
         text = f"{task}: " + "; ".join(steps)
         vec = mem.embedder.embed([text])[0]
         hit = mem.store.vector_search(namespace, "procedure", vec, 1, [Status.active])
-        if hit and hit[0][1] >= PROCEDURE_MATCH_COS:
-            old = mem.store.get(namespace, [hit[0][0]])[0]
-            assert isinstance(old, Procedure)
+        found = mem.store.get(namespace, [hit[0][0]]) if hit and hit[0][1] >= PROCEDURE_MATCH_COS else []
+        if found and isinstance(found[0], Procedure):
+            old = found[0]
             better = len(steps) > len(old.steps)
             proc = Procedure.model_validate({
                 **old.model_dump(), "seen_count": old.seen_count + 1, "updated_at": now,
