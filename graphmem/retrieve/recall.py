@@ -137,6 +137,7 @@ class Recaller:
         t3 = time.perf_counter()
 
         scored_by_layer: dict[str, list[ScoredItem]] = {}
+        q_terms = set(keywords(query))
         for layer, cands in per_layer.items():
             if not cands:
                 continue
@@ -146,7 +147,6 @@ class Recaller:
                 for node_id, sim in self.store.vector_scores(namespace, layer, missing, qvec).items():
                     cands[node_id].semantic = max(0.0, sim)
             top_kw = max((c.keyword_raw for c in cands.values()), default=0.0)
-            q_terms = set(keywords(query))
             scored: list[ScoredItem] = []
             kept = {}
             for node_id, c in cands.items():
