@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from graphmem import Memory
+from graphmem.settings import Settings
 
 FIRST = ["Alice", "Bob", "Carmen", "Deepak", "Elena", "Farid", "Grace", "Hiro", "Ines", "Jonas", "Kemi", "Luca",
          "Mei", "Nadia", "Omar", "Priya", "Quinn", "Rosa", "Sven", "Tariq", "Uma", "Viktor", "Wen", "Yusuf", "Zoe"]
@@ -85,7 +86,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def run(size: int, workdir: Path, queries: int, rng: random.Random) -> dict:
-    mem = Memory(workdir / f"bench-{size}.db")
+    mem = Memory(workdir / f"bench-{size}.db", settings=Settings(extraction="off"))  # the fast path alone
     ns = f"bench{size}"
     rows = synth_memories(size, rng)
     t0 = time.perf_counter()
