@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import random
-import statistics
 import tempfile
 import time
 from pathlib import Path

@@ -7,7 +7,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional, TypeVar
@@ -16,7 +15,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from ..errors import GraphMemError, ImportFormatError
+from ..errors import GraphMemError
 from ..models import Context, ScoredItem
 
 app = typer.Typer(

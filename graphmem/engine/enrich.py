@@ -28,7 +28,6 @@ class Enricher(BackgroundWorker):
     def __init__(self, memory: "Memory") -> None:
         super().__init__()
         self.memory = memory
-        self.done = 0
 
     @property
     def mode(self) -> str:
@@ -58,5 +57,4 @@ class Enricher(BackgroundWorker):
                     continue
                 nodes = [fresh[batch[i].id].model_copy(update={"entities": [t.name for t in tags[i]]}) for i in keep]
                 mem.store.put(ns, nodes, np.asarray(vectors[keep]))
-        self.done += len(batch)
         log.info("enriched %d messages in %.1f ms", len(batch), (time.perf_counter() - t0) * 1000)

@@ -13,7 +13,7 @@ from datetime import datetime
 import numpy as np
 
 from ..embed import Embedder
-from ..models import LAYERS, EdgeType, Layer, ScoredItem, Status, utcnow
+from ..models import LAYERS, Layer, ScoredItem, Status, utcnow
 from ..settings import RecallOptions
 from ..store import Store
 from ..text import keywords, segment
