@@ -1,19 +1,86 @@
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+from pathlib import Path
+from urllib.parse import urlparse
+
 import numpy as np
 import pytest
 
 from graphmem import Memory
 from graphmem.store import EmbeddedStore
 
-BACKENDS = ["embedded"]  # the Neo4j backend adds "neo4j" here
+ROOT = Path(__file__).resolve().parents[1]
+# The contract suite runs on every backend; GRAPHMEM_TEST_BACKENDS=embedded skips Neo4j on a
+# machine without Java (CI never sets it).
+BACKENDS = os.environ.get("GRAPHMEM_TEST_BACKENDS", "embedded,neo4j").split(",")
 DIM = 8
+# Tests wipe the database they use, so by default they get their own server on port 7688
+# (scripts/neo4j-dev with NEO4J_BOLT_PORT=7688, data in .neo4j-test/), never a developer's 7687.
+NEO4J_TEST_URI = os.environ.get("GRAPHMEM_TEST_NEO4J_URI", "bolt://127.0.0.1:7688")
+NEO4J_TEST_PASSWORD = os.environ.get("GRAPHMEM_TEST_NEO4J_PASSWORD", "graphmem-dev")
+NEO4J_TEST_ENV = {"NEO4J_BOLT_PORT": "7688", "NEO4J_DEV_DIR": str(ROOT / ".neo4j-test"),
+                  "NEO4J_PASSWORD": NEO4J_TEST_PASSWORD, "NEO4J_HEAP": "1g", "NEO4J_PAGECACHE_MB": "256"}
+_wiped: set[str] = set()
 
 
-def make_store(backend: str, tmp_path, dim: int = DIM):
+def _reachable(uri: str) -> bool:
+    u = urlparse(uri)
+    try:
+        with socket.create_connection((u.hostname, u.port or 7687), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def neo4j_dev(command: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(ROOT / "scripts" / "neo4j-dev"), command], env={**os.environ, **NEO4J_TEST_ENV},
+                          capture_output=True, text=True, timeout=600)
+
+
+@pytest.fixture(scope="session")
+def neo4j_server():
+    """A real Neo4j for the session: the one at GRAPHMEM_TEST_NEO4J_URI if it answers, else one
+    started here with scripts/neo4j-dev (and stopped at the end). Never skipped."""
+    started = False
+    if not _reachable(NEO4J_TEST_URI):
+        if "GRAPHMEM_TEST_NEO4J_URI" in os.environ:
+            pytest.fail(f"no Neo4j answers at {NEO4J_TEST_URI}")
+        done = neo4j_dev("start")
+        if done.returncode != 0:
+            pytest.fail(f"scripts/neo4j-dev start failed:\n{done.stdout}\n{done.stderr}")
+        started = True
+    yield NEO4J_TEST_URI
+    if started:
+        neo4j_dev("stop")
+
+
+def neo4j_store(**kw):
+    from graphmem.store.neo4j import Neo4jStore
+
+    return Neo4jStore(NEO4J_TEST_URI, "neo4j", NEO4J_TEST_PASSWORD, **kw)
+
+
+def wipe_neo4j() -> None:
+    """Delete every node and relationship of the test database."""
+    from neo4j import GraphDatabase
+
+    with GraphDatabase.driver(NEO4J_TEST_URI, auth=("neo4j", NEO4J_TEST_PASSWORD)) as driver, driver.session() as s:
+        s.run("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
+
+
+def make_store(backend: str, tmp_path, dim: int = DIM, **kw):
+    """A store for one test: the same tmp_path reopens the same data; a new one starts empty."""
     if backend == "embedded":
         store = EmbeddedStore(tmp_path / "store.db")
-    else:  # pragma: no cover - until a second backend lands
+    elif backend == "neo4j":
+        if str(tmp_path) not in _wiped:
+            wipe_neo4j()
+            _wiped.add(str(tmp_path))
+        store = neo4j_store(**kw)
+    else:
         raise ValueError(backend)
     store.init(embedder="test-embedder", dim=dim)
     return store
@@ -27,6 +94,8 @@ def _no_background_extraction(monkeypatch):
 
 @pytest.fixture(params=BACKENDS)
 def backend(request) -> str:
+    if request.param == "neo4j":
+        request.getfixturevalue("neo4j_server")
     return request.param
 
 

@@ -6,15 +6,82 @@ Every method takes the namespace; no method reads across namespaces."""
 
 from __future__ import annotations
 
+import hashlib
+
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
+from ..errors import ValidationError
 from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
 
 Direction = Literal["out", "in", "both"]
+
+
+def scope_token(namespace: str, kind: str, status: str | None) -> str:
+    """One keyword-index token per (namespace, kind, status): a search ANDs it in, so the
+    tenant filter runs inside the full-text index and its top-k is the tenant's own."""
+    key = f"{namespace}\x00{kind}\x00{status or 'active'}"
+    return "z" + hashlib.blake2b(key.encode(), digest_size=10).hexdigest()
+
+
+def check_batch(namespace: str, nodes: Sequence[Node], edges: Sequence[Edge]) -> None:
+    """Every node and edge of a write must belong to the namespace written."""
+    for e in edges:
+        if e.namespace != namespace:
+            raise ValidationError(f"edge {e.source}->{e.target} belongs to namespace {e.namespace!r}, not {namespace!r}")
+    for node in nodes:
+        if node.namespace != namespace:
+            raise ValidationError(f"record {node.id} belongs to namespace {node.namespace!r}, not {namespace!r}")
+
+
+def prepare_vectors(nodes: Sequence[Node], vectors: np.ndarray | None, dim: int) -> tuple[np.ndarray | None, np.ndarray]:
+    """Check a write's vectors (one row per node, NaN rows meaning "none") against the store's
+    dimension and return them normalised to unit length, with a mask of the rows present."""
+    if vectors is None:
+        return None, np.zeros(len(nodes), dtype=bool)
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim != 2 or vectors.shape != (len(nodes), dim):
+        raise ValidationError(
+            f"vectors have shape {vectors.shape}; expected ({len(nodes)}, {dim}): the store's embedding dimension is {dim}"
+        )
+    has_vec = ~np.all(np.isnan(vectors), axis=1)
+    bad = has_vec & ~np.all(np.isfinite(vectors), axis=1)
+    if bad.any():
+        raise ValidationError(f"vector for {nodes[int(np.argmax(bad))].id} contains NaN or infinite values")
+    norms = np.linalg.norm(np.where(has_vec[:, None], vectors, 0.0), axis=1)
+    if np.any(has_vec & (norms == 0)):
+        raise ValidationError("a vector has zero length")
+    return vectors / np.where(norms == 0, 1.0, norms)[:, None], has_vec
+
+
+def unit_query(vector: np.ndarray, dim: int | None) -> np.ndarray:
+    """A search vector checked against the store's dimension and scaled to unit length."""
+    q = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if q.shape[0] != dim or not np.all(np.isfinite(q)):
+        raise ValidationError(f"query vector must be {dim} finite numbers; got shape {q.shape}")
+    norm = float(np.linalg.norm(q))
+    if norm == 0:
+        raise ValidationError("query vector has zero length")
+    return q / norm
+
+
+def node_text(node: Node) -> str | None:
+    """The text a node is found by in keyword search (None: not searchable)."""
+    kind = node.kind
+    if kind == "memory":
+        return node.text
+    if kind == "message":
+        return f"{node.speaker} {node.content}" if node.speaker else node.content
+    if kind == "episode":
+        return node.summary
+    if kind == "procedure":
+        return node.task + " " + " ".join(s.text for s in node.steps)
+    if kind == "entity":
+        return " ".join([node.name, *node.aliases, node.description])
+    return None
 
 
 @runtime_checkable

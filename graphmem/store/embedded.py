@@ -12,7 +12,6 @@ which then reload lazily. One connection serves all threads under a lock.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import sqlite3
@@ -31,7 +30,7 @@ from pydantic import ValidationError as PydanticValidationError
 from ..errors import ConfigurationError, StoreError, ValidationError
 from ..models import NODE_TYPES, Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..text import fts_query, index_terms, normalise_name, query_terms
-from .base import Direction
+from .base import Direction, check_batch, node_text, prepare_vectors, scope_token, unit_query
 
 log = logging.getLogger(__name__)
 
@@ -77,30 +76,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row');
 """
 
 
-def _scope(namespace: str, kind: str, status: str | None) -> str:
-    # One FTS token that confines a MATCH to a namespace, kind and status inside the index
-    # itself, so the top-k comes straight from FTS5 without a join that filters afterwards.
-    key = f"{namespace}\x00{kind}\x00{status or 'active'}"
-    return "z" + hashlib.blake2b(key.encode(), digest_size=10).hexdigest()
-
-
 def _ts(value: datetime | None) -> float | None:
     return value.timestamp() if value is not None else None
-
-
-def _node_text(node: Node) -> str | None:
-    kind = node.kind
-    if kind == "memory":
-        return node.text
-    if kind == "message":
-        return f"{node.speaker} {node.content}" if node.speaker else node.content
-    if kind == "episode":
-        return node.summary
-    if kind == "procedure":
-        return node.task + " " + " ".join(s.text for s in node.steps)
-    if kind == "entity":
-        return " ".join([node.name, *node.aliases, node.description])
-    return None
 
 
 class _VectorIndex:
@@ -387,27 +364,8 @@ class EmbeddedStore:
     ) -> None:
         if not nodes and not edges:
             return
-        for e in edges:
-            if e.namespace != namespace:
-                raise ValidationError(f"edge {e.source}->{e.target} belongs to namespace {e.namespace!r}, not {namespace!r}")
-        dim = self._dim()
-        for node in nodes:
-            if node.namespace != namespace:
-                raise ValidationError(f"record {node.id} belongs to namespace {node.namespace!r}, not {namespace!r}")
-        if vectors is not None:
-            vectors = np.asarray(vectors, dtype=np.float32)
-            if vectors.ndim != 2 or vectors.shape != (len(nodes), dim):
-                raise ValidationError(f"vectors have shape {vectors.shape}; expected ({len(nodes)}, {dim})")
-            has_vec = ~np.all(np.isnan(vectors), axis=1)
-            bad = has_vec & ~np.all(np.isfinite(vectors), axis=1)
-            if bad.any():
-                raise ValidationError(f"vector for {nodes[int(np.argmax(bad))].id} contains NaN or infinite values")
-            norms = np.linalg.norm(np.where(has_vec[:, None], vectors, 0.0), axis=1)
-            if np.any(has_vec & (norms == 0)):
-                raise ValidationError("a vector has zero length")
-            vectors = vectors / np.where(norms == 0, 1.0, norms)[:, None]
-        else:
-            has_vec = np.zeros(len(nodes), dtype=bool)
+        check_batch(namespace, nodes, edges)
+        vectors, has_vec = prepare_vectors(nodes, vectors, self._dim())
         with self._lock, self._guard():
             self._sync()
             with self._tx() as cur:
@@ -448,11 +406,11 @@ class EmbeddedStore:
             )
             cur.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
             self._pending_access.pop((namespace, node.id), None)
-        text = _node_text(node)
+        text = node_text(node)
         if text:
             cur.execute(
                 "INSERT INTO fts (rowid, scope, body) VALUES (?, ?, ?)",
-                (rowid, _scope(namespace, node.kind, status), index_terms(text)),
+                (rowid, scope_token(namespace, node.kind, status), index_terms(text)),
             )
         if vec is not None:
             cur.execute("INSERT OR REPLACE INTO vectors VALUES (?, ?)", (rowid, vec.astype(np.float32).tobytes()))
@@ -649,17 +607,12 @@ class EmbeddedStore:
     def vector_search(
         self, namespace: str, kind: NodeKind, vector: np.ndarray, k: int, statuses: Sequence[Status]
     ) -> list[tuple[str, float]]:
-        q = np.asarray(vector, dtype=np.float32).reshape(-1)
-        if q.shape[0] != self.dim or not np.all(np.isfinite(q)):
-            raise ValidationError(f"query vector must be {self.dim} finite numbers; got shape {q.shape}")
-        norm = float(np.linalg.norm(q))
-        if norm == 0:
-            raise ValidationError("query vector has zero length")
+        q = unit_query(vector, self.dim)
         with self._lock, self._guard():
             self._sync()
             index = self._index(namespace, kind)
             codes = [_STATUS_CODE[Status(s).value] for s in statuses]
-            return index.search(q / norm, k, codes)
+            return index.search(q, k, codes)
 
     def keyword_search(
         self, namespace: str, kind: NodeKind, text: str, k: int, statuses: Sequence[Status]
@@ -667,7 +620,7 @@ class EmbeddedStore:
         terms = query_terms(text)
         if not terms or k <= 0:
             return []
-        scopes = [_scope(namespace, kind, Status(x).value) for x in statuses]
+        scopes = [scope_token(namespace, kind, Status(x).value) for x in statuses]
         reader = self._reader()
         with self._guard():
             if reader is None:

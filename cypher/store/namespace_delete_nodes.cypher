@@ -1,0 +1,8 @@
+// purpose: delete one batch of a namespace's nodes with their relationships (called until it
+//          returns 0, so one transaction never holds a whole large namespace)
+// params:  $namespace (string), $batch (int)
+// mode:    write
+MATCH (n:Record {namespace: $namespace})
+WITH n LIMIT $batch
+DETACH DELETE n
+RETURN count(*) AS deleted

@@ -1,0 +1,21 @@
+// purpose: nodes of one kind, filtered (each filter applies when its parameter is not null),
+//          newest or oldest first by creation time, paged
+// params:  $namespace (string), $statuses (list<string>|null), $session_id, $category (string|null),
+//          $since, $until (datetime|null), $ids (list<string>|null), $newest_first (bool),
+//          $offset, $limit (int); {label}: the kind's label
+// mode:    read
+MATCH (n:{label})
+WHERE n.namespace = $namespace
+  AND ($statuses IS NULL OR n.status IN $statuses)
+  AND ($session_id IS NULL OR n.session_id = $session_id)
+  AND ($category IS NULL OR n.category = $category)
+  AND ($since IS NULL OR n.created_at >= $since)
+  AND ($until IS NULL OR n.created_at < $until)
+  AND ($ids IS NULL OR n.id IN $ids)
+RETURN n.kind AS kind, n.data AS data, n.access_count AS access_count,
+       n.last_accessed_at AS last_accessed_at, n.id AS id
+ORDER BY CASE WHEN $newest_first THEN n.created_at END DESC,
+         CASE WHEN $newest_first THEN n.id END DESC,
+         CASE WHEN NOT $newest_first THEN n.created_at END ASC,
+         CASE WHEN NOT $newest_first THEN n.id END ASC
+SKIP $offset LIMIT $limit

@@ -1,0 +1,6 @@
+// purpose: cosine of a query vector to given nodes (rescoring graph candidates)
+// params:  $namespace (string), $kind (string), $ids (list<string>), $vector (list<float>)
+// mode:    read
+MATCH (n:Record {namespace: $namespace})
+WHERE n.id IN $ids AND n.kind = $kind AND n.embedding IS NOT NULL
+RETURN n.id AS id, vector.similarity.cosine(n.embedding, $vector) AS score

@@ -1,0 +1,611 @@
+"""The Neo4j backend: memories as real Neo4j nodes and relationships.
+
+Every node carries ``:Record`` and its kind's label (``:Memory``, ``:Message``, ``:Episode``,
+``:Procedure``, ``:Entity``, ``:Session``), its fields as properties for exploration, the whole
+record as JSON (``data``) for a faithful round trip, ``terms`` for the full-text index and
+``embedding`` for the vector index. Edges are relationships of the ``EdgeType`` names.
+
+Every statement comes from a file in ``cypher/`` (``graphmem.store.cypher``); values travel only
+as parameters. Writes and reads run in managed transactions (``execute_write``/``execute_read``:
+read routing in a cluster, retries on transient errors and lost connections), and every driver
+error is mapped into graphmem's exception tree.
+
+Vector search is tenant-correct (see ``vector_search``): the HNSW index is shared by all
+namespaces, so its global top-k is only a candidate list; the store oversamples, filters and
+rescores exactly, and scans the namespace exactly when the candidates fall short.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+import numpy as np
+from pydantic import ValidationError as PydanticValidationError
+
+from ..errors import ConfigurationError, StoreError, ValidationError
+from ..models import NODE_TYPES, Edge, EdgeType, Entity, Node, NodeKind, Status
+from ..text import index_terms, normalise_name, query_terms
+from .base import Direction, check_batch, node_text, prepare_vectors, scope_token, unit_query
+from .cypher import LABELS, query, schema_files
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = "1"
+_WRITE_BATCH = 2000  # nodes or edges per UNWIND
+_READ_CHUNK = 5000  # ids per IN list
+_DELETE_BATCH = 10_000
+_ACCESS_FLUSH_EVERY = 512
+_ACCESS_FLUSH_SECONDS = 5.0
+_LABEL_COUNT_TTL = 10.0
+_VECTOR_INDEX = {kind: f"{kind}_embedding" for kind in ("memory", "message", "episode", "procedure", "entity")}
+_MAX_TERMS = 64
+
+T = TypeVar("T")
+
+
+def _lucene_term(term: str) -> str:
+    """One term as a quoted Lucene phrase: user text can never become query syntax."""
+    return '"' + term.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _to_native(value: Any) -> Any:
+    return value.to_native() if hasattr(value, "to_native") else value
+
+
+def _plain(value: Any) -> Any:
+    """A model field as a Neo4j property value, or None when it has no property form."""
+    if hasattr(value, "value") and not isinstance(value, (str, int, float, bool, datetime)):
+        value = value.value  # enums
+    if value is None or isinstance(value, (str, int, float, bool, datetime)):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    return None
+
+
+def _props(node: Node) -> dict[str, Any]:
+    """Searchable, explorable properties of a node (the JSON ``data`` is the source of truth)."""
+    out: dict[str, Any] = {}
+    for name in type(node).model_fields:
+        if name in ("metadata", "access_count", "last_accessed_at"):
+            continue
+        out[name] = _plain(getattr(node, name))
+    if node.kind == "procedure":
+        out["steps"] = [s.text for s in node.steps]
+    text = node_text(node)
+    status = getattr(node, "status", None)
+    out["text"] = text
+    out["terms"] = (
+        scope_token(node.namespace, node.kind, status.value if status else None) + " " + index_terms(text)
+        if text else None
+    )
+    data = node.model_dump(mode="json", exclude={"access_count", "last_accessed_at"})
+    out["data"] = json.dumps(data, ensure_ascii=False)
+    out["access_count"] = getattr(node, "access_count", 0)
+    out["last_accessed_at"] = getattr(node, "last_accessed_at", None)
+    return out
+
+
+def _edge_row(e: Edge) -> dict[str, Any]:
+    flat = {k: _plain(v) for k, v in e.props.items() if k not in ("key", "props", "created_at")}
+    return {
+        "source": e.source, "target": e.target, "key": e.key, "created_at": e.created_at,
+        "props": json.dumps(e.props, ensure_ascii=False), "flat": flat,
+    }
+
+
+def _chunks(items: list, size: int) -> Iterator[list]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+class Neo4jStore:
+    """A Store on a Neo4j 5.26+ server (or cluster, or Aura). See the module docstring."""
+
+    def __init__(
+        self,
+        uri: str = "bolt://127.0.0.1:7687",
+        user: str = "neo4j",
+        password: str = "",
+        database: str = "neo4j",
+        *,
+        retry_seconds: float = 60.0,
+        exact_below: int = 20_000,
+        oversample: int = 8,
+    ) -> None:
+        import neo4j  # the driver is a core dependency; imported here so the module loads fast
+
+        self.uri, self.user, self.database = uri, user, database
+        self.exact_below = exact_below  # a kind with fewer nodes (all tenants) is always scanned exactly
+        self.oversample = oversample
+        self.dim: int | None = None
+        self.embedder: str | None = None
+        self._neo4j = neo4j
+        try:
+            self._driver = neo4j.GraphDatabase.driver(
+                uri, auth=(user, password) if password else None,
+                max_transaction_retry_time=retry_seconds, connection_acquisition_timeout=retry_seconds,
+                user_agent="graphmem",
+            )
+        except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
+            raise ConfigurationError(f"invalid Neo4j URI {uri!r}: {exc}") from exc
+        self._lock = threading.RLock()
+        self._pending_access: dict[tuple[str, str], tuple[int, datetime]] = {}
+        self._last_flush = time.monotonic()
+        self._label_counts: dict[str, tuple[float, int]] = {}
+
+    # plumbing ------------------------------------------------------------------------------
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """Map every driver error into graphmem's tree, naming the server."""
+        exc_mod = self._neo4j.exceptions
+        try:
+            yield
+        except (ValidationError, ConfigurationError, StoreError):
+            raise
+        except exc_mod.AuthError as exc:
+            raise ConfigurationError(
+                f"Neo4j at {self.uri} refused user {self.user!r}: {exc.message} (check GRAPHMEM_NEO4J_USER and "
+                "GRAPHMEM_NEO4J_PASSWORD)"
+            ) from exc
+        except (exc_mod.ServiceUnavailable, exc_mod.SessionExpired) as exc:
+            raise StoreError(f"cannot reach Neo4j at {self.uri}: {exc}") from exc
+        except exc_mod.ConstraintError as exc:
+            raise ValidationError(f"Neo4j refused the write: {exc.message}") from exc
+        except exc_mod.Neo4jError as exc:
+            if exc.code and "DatabaseNotFound" in exc.code:
+                raise ConfigurationError(f"Neo4j at {self.uri} has no database {self.database!r}") from exc
+            raise StoreError(f"Neo4j error at {self.uri} ({exc.code}): {exc.message}") from exc
+        except exc_mod.DriverError as exc:
+            raise StoreError(f"Neo4j driver error for {self.uri}: {exc}") from exc
+
+    def _run(self, write: bool, work: Callable[[Any], T]) -> T:
+        with self._errors(), self._driver.session(database=self.database) as session:
+            return session.execute_write(work) if write else session.execute_read(work)
+
+    def _read(self, name: str, **params: Any) -> list[Any]:
+        text = query(name).render(**params.pop("_ids", {}))
+        return self._run(False, lambda tx: list(tx.run(text, params)))
+
+    def _write(self, name: str, **params: Any) -> list[Any]:
+        text = query(name).render(**params.pop("_ids", {}))
+        return self._run(True, lambda tx: list(tx.run(text, params)))
+
+    @staticmethod
+    def _tx(tx: Any, name: str, identifiers: dict[str, str] | None = None, **params: Any) -> list[Any]:
+        return list(tx.run(query(name).render(**(identifiers or {})), params))
+
+    def _dim(self) -> int:
+        if self.dim is None:
+            raise StoreError("the store is not initialised: call init() first")
+        return self.dim
+
+    # lifecycle -----------------------------------------------------------------------------
+    def init(self, *, embedder: str, dim: int) -> None:
+        with self._errors():
+            try:
+                self._driver.verify_connectivity()
+            except self._neo4j.exceptions.ServiceUnavailable as exc:
+                raise StoreError(
+                    f"cannot reach Neo4j at {self.uri}: {exc}. Start it (scripts/neo4j-dev start, or docker compose "
+                    "up -d) or set GRAPHMEM_NEO4J_URI"
+                ) from exc
+        stored = {key: self.get_meta("", key) for key in ("schema", "embedder", "dim")}
+        if stored["schema"] not in (None, SCHEMA_VERSION):
+            raise ConfigurationError(
+                f"the Neo4j database {self.database!r} at {self.uri} has graphmem schema {stored['schema']}; "
+                f"this graphmem writes {SCHEMA_VERSION}"
+            )
+        if stored["embedder"] and (stored["embedder"] != embedder or int(stored["dim"] or 0) != dim):
+            raise ConfigurationError(
+                f"the Neo4j database {self.database!r} at {self.uri} holds vectors of {stored['embedder']} "
+                f"({stored['dim']}-d); the configured embedder is {embedder} ({dim}-d). Use GRAPHMEM_EMBEDDER to "
+                "match, or export without vectors and import into an empty database"
+            )
+        self.apply_schema(dim)
+        for key, value in (("schema", SCHEMA_VERSION), ("embedder", embedder), ("dim", str(dim))):
+            self.set_meta("", key, value)
+        self.dim, self.embedder = dim, embedder
+
+    def apply_schema(self, dim: int) -> None:
+        """Create constraints and indexes (idempotent). A vector index of another dimension is
+        rebuilt when no node of its label holds an embedding yet, and refused otherwise."""
+        with self._errors(), self._driver.session(database=self.database) as session:
+            for row in self._read("schema_vector_indexes"):
+                if row["dim"] is not None and int(row["dim"]) != dim:
+                    if self._read("embeddings_exist", _ids={"label": row["label"]})[0]["found"]:
+                        raise ConfigurationError(
+                            f"the vector index {row['name']} at {self.uri} is {row['dim']}-d and holds vectors; "
+                            f"the configured embedder makes {dim}-d ones"
+                        )
+                    session.run(query("schema_drop_index").text, {"name": row["name"]}).consume()
+            for file in schema_files():
+                for statement in file.statements():
+                    session.run(statement, {"dim": dim} if "$dim" in statement else {}).consume()
+            session.run("CALL db.awaitIndexes(300)").consume()
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._flush_access()
+            finally:
+                self._driver.close()
+
+    # namespaces ----------------------------------------------------------------------------
+    def namespaces(self) -> list[str]:
+        return [r["name"] for r in self._read("namespace_list")]
+
+    def has_namespace(self, namespace: str) -> bool:
+        return bool(self._read("namespace_exists", namespace=namespace)[0]["found"])
+
+    def delete_namespace(self, namespace: str) -> int:
+        with self._lock:
+            self._flush_access()
+            for key in [k for k in self._pending_access if k[0] == namespace]:
+                del self._pending_access[key]
+        total = 0
+        while True:
+            n = self._write("namespace_delete_nodes", namespace=namespace, batch=_DELETE_BATCH)[0]["deleted"]
+            total += n
+            if n < _DELETE_BATCH:
+                break
+        self._write("namespace_delete_rest", namespace=namespace)
+        return total
+
+    def get_meta(self, namespace: str, key: str) -> str | None:
+        rows = self._read("meta_get", namespace=namespace, key=key)
+        return rows[0]["value"] if rows else None
+
+    def set_meta(self, namespace: str, key: str, value: str | None) -> None:
+        def work(tx: Any) -> None:
+            if namespace:
+                self._tx(tx, "namespace_ensure", namespace=namespace, now=datetime.now(timezone.utc))
+            if value is None:
+                self._tx(tx, "meta_delete", namespace=namespace, key=key)
+            else:
+                self._tx(tx, "meta_set", namespace=namespace, key=key, value=value)
+
+        self._run(True, work)
+
+    # nodes ---------------------------------------------------------------------------------
+    def put(
+        self, namespace: str, nodes: Sequence[Node], vectors: np.ndarray | None = None, edges: Sequence[Edge] = ()
+    ) -> None:
+        if not nodes and not edges:
+            return
+        check_batch(namespace, nodes, edges)
+        vectors, has_vec = prepare_vectors(nodes, vectors, self._dim())
+        by_kind: dict[str, list[dict[str, Any]]] = {}
+        names: list[dict[str, Any]] = []
+        for i, node in enumerate(nodes):
+            by_kind.setdefault(node.kind, []).append({
+                "id": node.id, "props": _props(node),
+                "vector": vectors[i].tolist() if has_vec[i] else None,
+            })
+            if node.kind == "entity":
+                norms = sorted({normalise_name(n) for n in [node.name, *node.aliases]} - {""})
+                names.append({"entity_id": node.id, "norms": norms})
+        edge_rows = self._edge_rows(edges)
+
+        def work(tx: Any) -> None:
+            self._tx(tx, "namespace_ensure", namespace=namespace, now=datetime.now(timezone.utc))
+            for kind, rows in by_kind.items():
+                clash = self._tx(tx, "nodes_kind_conflicts", namespace=namespace, ids=[r["id"] for r in rows], kind=kind)
+                if clash:
+                    raise ValidationError(
+                        f"id {clash[0]['id']!r} is already a {clash[0]['kind']} in namespace {namespace!r}, not a {kind}"
+                    )
+                for chunk in _chunks(rows, _WRITE_BATCH):
+                    self._tx(tx, "nodes_put", {"label": LABELS[kind]}, namespace=namespace, rows=chunk)
+            for chunk in _chunks(names, _WRITE_BATCH):
+                self._tx(tx, "entity_names_put", namespace=namespace, rows=chunk)
+            self._put_edges(tx, namespace, edge_rows)
+
+        with self._lock:
+            for node in nodes:  # the record written carries its own access counts
+                self._pending_access.pop((namespace, node.id), None)
+        self._run(True, work)
+        self._maybe_flush_access()
+
+    @staticmethod
+    def _edge_rows(edges: Sequence[Edge]) -> dict[str, list[dict[str, Any]]]:
+        rows: dict[str, list[dict[str, Any]]] = {}
+        for e in edges:
+            rows.setdefault(EdgeType(e.type).value, []).append(_edge_row(e))
+        return rows
+
+    def _put_edges(self, tx: Any, namespace: str, rows: dict[str, list[dict[str, Any]]]) -> None:
+        if not rows:
+            return
+        ends = list({r[end] for group in rows.values() for r in group for end in ("source", "target")})
+        for chunk in _chunks(ends, _READ_CHUNK):
+            missing = self._tx(tx, "edges_missing_ends", namespace=namespace, ids=chunk)
+            if missing:
+                # raising inside the transaction function rolls the whole batch back
+                raise ValidationError(f"edge endpoint {missing[0]['id']!r} does not exist in namespace {namespace!r}")
+        for rel_type, group in rows.items():
+            for chunk in _chunks(group, _WRITE_BATCH):
+                self._tx(tx, "edges_put", {"rel_type": rel_type}, namespace=namespace, rows=chunk)
+
+    def _hydrate(self, rows: Iterable[Any], namespace: str | None = None) -> list[Node]:
+        out: list[Node] = []
+        with self._lock:
+            for row in rows:
+                ns = namespace or row["namespace"]
+                payload = json.loads(row["data"])
+                kind = row["kind"]
+                if kind not in ("entity", "session"):
+                    pend = self._pending_access.get((ns, row["id"]))
+                    payload["access_count"] = (row["access_count"] or 0) + (pend[0] if pend else 0)
+                    payload["last_accessed_at"] = pend[1] if pend else _to_native(row["last_accessed_at"])
+                try:
+                    out.append(NODE_TYPES[kind].model_validate(payload))
+                except PydanticValidationError as exc:
+                    raise StoreError(f"stored record {row['id']} does not validate: {exc}") from exc
+        return out
+
+    def get(self, namespace: str, ids: Sequence[str]) -> list[Node]:
+        if not ids:
+            return []
+        found: dict[str, Node] = {}
+        for chunk in _chunks(list(dict.fromkeys(ids)), _READ_CHUNK):
+            found.update((n.id, n) for n in self._hydrate(self._read("nodes_get", namespace=namespace, ids=chunk), namespace))
+        return [found[i] for i in ids if i in found]
+
+    def query(
+        self,
+        namespace: str,
+        kind: NodeKind,
+        *,
+        statuses: Sequence[Status] | None = None,
+        session_id: str | None = None,
+        category: str | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        ids: Sequence[str] | None = None,
+        seq_range: tuple[int, int] | None = None,
+        limit: int = 100,
+        offset: int = 0,
+        newest_first: bool = True,
+    ) -> list[Node]:
+        if ids is not None and not ids:
+            return []
+        label = LABELS[kind]
+        status_values = [Status(s).value for s in statuses] if statuses else None
+        simple = category is None and since is None and until is None and ids is None
+        if seq_range is not None and kind == "message" and session_id is not None and simple:
+            rows = self._read(
+                "session_messages_by_seq", namespace=namespace, session_id=session_id, start=seq_range[0],
+                end=seq_range[1], statuses=status_values, newest_first=newest_first, offset=offset, limit=limit,
+            )
+        elif session_id is not None and kind in ("message", "episode") and simple and newest_first and not offset \
+                and seq_range is None:
+            rows = self._read(
+                "session_nodes_recent", _ids={"label": label}, namespace=namespace, session_id=session_id,
+                statuses=status_values, limit=limit,
+            )
+        elif seq_range is not None:
+            raise ValidationError("seq_range applies to the messages of one session: give kind='message' and session_id")
+        else:
+            rows = self._read(
+                "nodes_query", _ids={"label": label}, namespace=namespace, statuses=status_values,
+                session_id=session_id, category=category, since=since, until=until,
+                ids=list(ids) if ids is not None else None, newest_first=newest_first, offset=offset, limit=limit,
+            )
+        return self._hydrate(rows, namespace)
+
+    def count(self, namespace: str) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for row in self._read("nodes_count", namespace=namespace):
+            kind, status, n = row["kind"], row["status"], row["n"]
+            out[kind] = out.get(kind, 0) + n
+            if kind == "memory":
+                out[f"memory:{status}"] = n
+        out["edges"] = self._read("edges_count", namespace=namespace)[0]["n"]
+        return out
+
+    def delete(self, namespace: str, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        unique = list(dict.fromkeys(ids))
+
+        def work(tx: Any) -> int:
+            deleted = 0
+            for chunk in _chunks(unique, _READ_CHUNK):
+                self._tx(tx, "relations_delete_by_memory", namespace=namespace, ids=chunk)
+                self._tx(tx, "entity_names_delete", namespace=namespace, ids=chunk)
+                deleted += self._tx(tx, "nodes_delete", namespace=namespace, ids=chunk)[0]["deleted"]
+            return deleted
+
+        n = self._run(True, work)
+        with self._lock:
+            for node_id in unique:
+                self._pending_access.pop((namespace, node_id), None)
+        return n
+
+    def vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for chunk in _chunks(list(ids), _READ_CHUNK):
+            for row in self._read("vectors_get", namespace=namespace, ids=chunk):
+                out[row["id"]] = np.asarray(row["embedding"], dtype=np.float32)
+        return out
+
+    # search --------------------------------------------------------------------------------
+    def _label_count(self, label: str) -> int:
+        now = time.monotonic()
+        cached = self._label_counts.get(label)
+        if cached is None or now - cached[0] > _LABEL_COUNT_TTL:
+            cached = (now, int(self._read("label_count", _ids={"label": label})[0]["n"]))
+            self._label_counts[label] = cached
+        return cached[1]
+
+    def vector_search(
+        self, namespace: str, kind: NodeKind, vector: np.ndarray, k: int, statuses: Sequence[Status]
+    ) -> list[tuple[str, float]]:
+        """Tenant-correct top-k. The HNSW index is global, so ``db.index.vector.queryNodes``
+        returns the top-k of all tenants. Small kinds (fewer than ``exact_below`` nodes in the
+        whole database) are scanned exactly. Otherwise the index is asked for ``oversample * k``
+        candidates (at least 100), which are filtered to the namespace and statuses and rescored
+        exactly; if fewer than k survive while the index had more to give, the namespace is a
+        small share of the index and is scanned exactly instead, so recall never silently
+        returns fewer than the tenant has, nor anyone else's nodes."""
+        q = unit_query(vector, self.dim)
+        if k <= 0:
+            return []
+        status_values = [Status(s).value for s in statuses]
+        label = LABELS[kind]
+        qlist = q.tolist()
+        if kind in _VECTOR_INDEX and self._label_count(label) >= self.exact_below:
+            candidates = max(100, self.oversample * k)
+            row = self._read(
+                "vector_ann", index=_VECTOR_INDEX[kind], candidates=candidates, vector=qlist,
+                namespace=namespace, statuses=status_values,
+            )[0]
+            scored = sorted(((i, 2.0 * s - 1.0) for i, s in row["scored"]), key=lambda t: (-t[1], t[0]))
+            if len(scored) >= k or row["seen"] < candidates:
+                return scored[:k]
+        rows = self._read(
+            "vector_exact", _ids={"label": label}, namespace=namespace, statuses=status_values, vector=qlist, k=k
+        )
+        return [(r["id"], 2.0 * r["score"] - 1.0) for r in rows]
+
+    def keyword_search(
+        self, namespace: str, kind: NodeKind, text: str, k: int, statuses: Sequence[Status]
+    ) -> list[tuple[str, float]]:
+        terms = query_terms(text)[:_MAX_TERMS]
+        if not terms or k <= 0:
+            return []
+        scopes = " ".join(scope_token(namespace, kind, Status(s).value) for s in statuses)
+        # scope tokens filter (boost 0: they add nothing to BM25); terms are quoted phrases
+        lucene = f"+({scopes})^0 +({' '.join(_lucene_term(t) for t in terms)})"
+        return [(r["id"], float(r["score"])) for r in self._read("keyword_search", query=lucene, k=k, namespace=namespace)]
+
+    def find_entities(self, namespace: str, names: Iterable[str]) -> dict[str, Entity]:
+        norms = sorted({normalise_name(n) for n in names} - {""})
+        if not norms:
+            return {}
+        hits: dict[str, str] = {}
+        for chunk in _chunks(norms, _READ_CHUNK):
+            for row in self._read("entity_names_find", namespace=namespace, norms=chunk):
+                hits.setdefault(row["norm"], row["entity_id"])
+        entities = {e.id: e for e in self.get(namespace, list(set(hits.values())))}
+        return {norm: entities[eid] for norm, eid in hits.items() if eid in entities}  # type: ignore[misc]
+
+    # edges ---------------------------------------------------------------------------------
+    def add_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
+        self.put(namespace, [], edges=edges)
+
+    def delete_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
+        rows = self._edge_rows(edges)
+
+        def work(tx: Any) -> None:
+            for rel_type, group in rows.items():
+                for chunk in _chunks(group, _WRITE_BATCH):
+                    self._tx(tx, "edges_delete", {"rel_type": rel_type}, namespace=namespace, rows=chunk)
+
+        if rows:
+            self._run(True, work)
+
+    def edges(
+        self,
+        namespace: str,
+        ids: Sequence[str],
+        *,
+        types: Sequence[EdgeType] | None = None,
+        direction: Direction = "out",
+    ) -> list[Edge]:
+        if not ids:
+            return []
+        type_values = [EdgeType(t).value for t in types] if types else None
+        names = {"out": ["edges_out"], "in": ["edges_in"], "both": ["edges_out", "edges_in"]}[direction]
+        out: dict[tuple, Edge] = {}
+        for name in names:
+            for chunk in _chunks(list(ids), _READ_CHUNK):
+                for r in self._read(name, namespace=namespace, ids=chunk, types=type_values):
+                    out[(r["source"], r["type"], r["target"], r["key"])] = Edge(
+                        namespace=namespace, source=r["source"], type=r["type"], target=r["target"], key=r["key"] or "",
+                        props=json.loads(r["props"] or "{}"), created_at=_to_native(r["created_at"]),
+                    )
+        return sorted(out.values(), key=lambda e: e.created_at)
+
+    def neighbours(self, namespace: str, entity_ids: Sequence[str], depth: int, limit: int = 200) -> dict[str, int]:
+        hops = {e: 0 for e in entity_ids}
+        frontier = list(entity_ids)
+        for hop in range(1, depth + 1):
+            if not frontier:
+                break
+            rows = self._read("neighbours_hop", namespace=namespace, ids=frontier)
+            order = {e: i for i, e in enumerate(frontier)}
+            rows.sort(key=lambda r: (order.get(r["source"], 0), r["way"]))
+            nxt = []
+            for r in rows:
+                other = r["target"]
+                if other not in hops:
+                    if len(hops) >= limit:
+                        return hops
+                    hops[other] = hop
+                    nxt.append(other)
+            frontier = nxt
+        return hops
+
+    def mentioned_by(
+        self, namespace: str, entity_ids: Sequence[str], kind: NodeKind, statuses: Sequence[Status], limit: int
+    ) -> list[tuple[str, str]]:
+        if not entity_ids or limit <= 0:
+            return []
+        rows = self._read(
+            "mentioned_by", namespace=namespace, ids=list(entity_ids), kind=kind,
+            statuses=[Status(s).value for s in statuses], limit=limit,
+        )
+        return [(r["id"], r["entity_id"]) for r in rows]
+
+    def vector_scores(
+        self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
+    ) -> dict[str, float]:
+        if not ids:
+            return {}
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        q = (q / (np.linalg.norm(q) or 1.0)).tolist()
+        rows = self._read("vector_scores", namespace=namespace, kind=kind, ids=list(ids), vector=q)
+        return {r["id"]: 2.0 * r["score"] - 1.0 for r in rows}
+
+    def pending_vectors(self, kind: NodeKind, limit: int) -> list[Node]:
+        return self._hydrate(self._read("pending_vectors", kind=kind, limit=limit))
+
+    # access --------------------------------------------------------------------------------
+    def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
+        with self._lock:
+            for node_id in ids:
+                count, _ = self._pending_access.get((namespace, node_id), (0, at))
+                self._pending_access[(namespace, node_id)] = (count + 1, at)
+        self._maybe_flush_access()
+
+    def _maybe_flush_access(self) -> None:
+        with self._lock:
+            if len(self._pending_access) >= _ACCESS_FLUSH_EVERY or (
+                self._pending_access and time.monotonic() - self._last_flush > _ACCESS_FLUSH_SECONDS
+            ):
+                self._flush_access()
+
+    def _flush_access(self) -> None:
+        with self._lock:
+            if not self._pending_access:
+                return
+            pending, self._pending_access = self._pending_access, {}
+            rows = [{"namespace": ns, "id": node_id, "count": c, "at": at} for (ns, node_id), (c, at) in pending.items()]
+            try:
+                for chunk in _chunks(rows, _WRITE_BATCH):
+                    self._write("access_record", rows=chunk)
+            except StoreError:
+                for (ns, node_id), (c, at) in pending.items():  # keep them for the next flush
+                    count, _ = self._pending_access.get((ns, node_id), (0, at))
+                    self._pending_access[(ns, node_id)] = (count + c, at)
+                raise
+            self._last_flush = time.monotonic()
