@@ -66,8 +66,18 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="GRAPHMEM_", env_nested_delimiter="__", extra="forbid")
 
-    backend: Literal["embedded"] = "embedded"
+    backend: Literal["embedded", "neo4j"] = Field(
+        "embedded", description="embedded: one SQLite file, no server; neo4j: a Neo4j 5.26+ server, cluster or Aura"
+    )
     path: Path = Field(Path("graphmem.db"), description="the embedded store's single file")
+    neo4j_uri: str = Field("bolt://127.0.0.1:7687", description="bolt:// (one server) or neo4j:// (routing, clusters)")
+    neo4j_user: str = "neo4j"
+    neo4j_password: SecretStr | None = Field(None, description="empty: a server with auth disabled")
+    neo4j_database: str = Field("neo4j", pattern=r"^[A-Za-z][A-Za-z0-9.\-]{0,62}$")
+    neo4j_retry_seconds: float = Field(60.0, gt=0, description="how long a transaction is retried across a restart")
+    neo4j_exact_below: int = Field(
+        20_000, ge=0, description="vector search scans exactly while a kind has fewer nodes than this (all tenants)"
+    )
     cache_dir: Path = Field(Path("~/.cache/graphmem").expanduser(), description="assembled model files live here")
     embedder: Literal["use", "e5"] = "use"
     recall: RecallOptions = RecallOptions()

@@ -18,11 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BACKENDS = os.environ.get("GRAPHMEM_TEST_BACKENDS", "embedded,neo4j").split(",")
 DIM = 8
 # Tests wipe the database they use, so by default they get their own server on port 7688
-# (scripts/neo4j-dev with NEO4J_BOLT_PORT=7688, data in .neo4j-test/), never a developer's 7687.
+# (scripts/neo4j-dev --test: data in .neo4j-test/), never a developer's 7687.
 NEO4J_TEST_URI = os.environ.get("GRAPHMEM_TEST_NEO4J_URI", "bolt://127.0.0.1:7688")
 NEO4J_TEST_PASSWORD = os.environ.get("GRAPHMEM_TEST_NEO4J_PASSWORD", "graphmem-dev")
-NEO4J_TEST_ENV = {"NEO4J_BOLT_PORT": "7688", "NEO4J_DEV_DIR": str(ROOT / ".neo4j-test"),
-                  "NEO4J_PASSWORD": NEO4J_TEST_PASSWORD, "NEO4J_HEAP": "1g", "NEO4J_PAGECACHE_MB": "256"}
 _wiped: set[str] = set()
 
 
@@ -36,7 +34,8 @@ def _reachable(uri: str) -> bool:
 
 
 def neo4j_dev(command: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(ROOT / "scripts" / "neo4j-dev"), command], env={**os.environ, **NEO4J_TEST_ENV},
+    return subprocess.run([str(ROOT / "scripts" / "neo4j-dev"), "--test", command],
+                          env={**os.environ, "NEO4J_PASSWORD": NEO4J_TEST_PASSWORD},
                           capture_output=True, text=True, timeout=600)
 
 
@@ -84,6 +83,14 @@ def make_store(backend: str, tmp_path, dim: int = DIM, **kw):
         raise ValueError(backend)
     store.init(embedder="test-embedder", dim=dim)
     return store
+
+
+def make_memory(backend: str, tmp_path, **kw) -> Memory:
+    """A Memory on a fresh store of ``backend`` (Neo4j: the wiped test database)."""
+    if backend == "embedded":
+        return Memory(tmp_path / "graphmem.db", **kw)
+    wipe_neo4j()
+    return Memory(store=neo4j_store(), **kw)
 
 
 @pytest.fixture(autouse=True)

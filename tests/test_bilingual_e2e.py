@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from graphmem import Memory
 
+from .conftest import make_memory
+
 CONVERSATION = [
     {"speaker": "Li Wei", "content": "我叫李伟，在深圳的腾讯做后端开发。"},
     {"speaker": "assistant", "content": "你好李伟！平时主要用什么语言？"},
@@ -18,8 +20,8 @@ def _top(mem: Memory, query: str, k: int = 3) -> list[str]:
     return [s.text for s in mem.recall(query, k=k)]
 
 
-def test_chinese_and_english_end_to_end(tmp_path):
-    with Memory(tmp_path / "zh.db") as mem:
+def test_chinese_and_english_end_to_end(backend, tmp_path):
+    with make_memory(backend, tmp_path) as mem:
         msgs = mem.add_messages("chat", CONVERSATION)
         assert any("腾讯" in t for t in _top(mem, "李伟在哪里工作？"))  # Chinese query, Chinese fact
         assert any("芒果" in t for t in _top(mem, "他对什么过敏"))  # no shared word but 过敏

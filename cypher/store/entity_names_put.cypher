@@ -2,8 +2,7 @@
 // params:  $namespace (string), $rows (list<{entity_id, norms: list<string>}>)
 // mode:    write
 UNWIND $rows AS row
-CALL {
-  WITH row
+CALL (row) {
   OPTIONAL MATCH (old:EntityName {namespace: $namespace, entity_id: row.entity_id})
   DELETE old
 }

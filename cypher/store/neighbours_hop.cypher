@@ -3,11 +3,9 @@
 // mode:    read
 UNWIND $ids AS id
 MATCH (a:Entity {namespace: $namespace, id: id})
-CALL {
-  WITH a
+CALL (a) {
   MATCH (a)-[:RELATES_TO]->(b:Entity) RETURN b, 0 AS way
   UNION
-  WITH a
   MATCH (a)<-[:RELATES_TO]-(b:Entity) RETURN b, 1 AS way
 }
 RETURN a.id AS source, b.id AS target, way

@@ -8,8 +8,7 @@ MERGE (n:Record {namespace: $namespace, id: row.id})
 SET n:{label}
 SET n += row.props
 WITH n, row
-CALL {
-  WITH n, row
+CALL (n, row) {
   WITH n, row WHERE row.vector IS NOT NULL
   CALL db.create.setNodeVectorProperty(n, 'embedding', row.vector)
 }

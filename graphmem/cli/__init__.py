@@ -41,7 +41,7 @@ state = _State()
 
 @app.callback()
 def _options(
-    db: Optional[Path] = typer.Option(None, "--db", help="store file (default: GRAPHMEM_PATH or ./graphmem.db)"),
+    db: Optional[Path] = typer.Option(None, "--db", help="embedded store file (default: GRAPHMEM_PATH or ./graphmem.db; GRAPHMEM_BACKEND=neo4j uses Neo4j)"),
     namespace: str = typer.Option("default", "--namespace", "-n", help="tenant namespace"),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="log operations; show tracebacks"),
 ) -> None:
@@ -70,7 +70,7 @@ def open_memory(path: Path | None = None, **overrides: Any):
     from ..settings import Settings
 
     settings = Settings(**overrides)
-    return Memory(path or state.db or settings.path, settings=settings)
+    return Memory(path or state.db, settings=settings)
 
 
 def _print_json(data: Any) -> None:

@@ -21,9 +21,12 @@ ADD_BATCH = 256
 @app.command()
 @handles_errors
 def init() -> None:
-    """Create the store file (schema and indexes) if it does not exist; safe to repeat."""
+    """Create the store (the embedded file, or the Neo4j schema: constraints and indexes); safe to repeat."""
     with open_memory() as mem:
-        out.print(f"store ready: {mem.settings.path if state.db is None else state.db} ({mem.embedder.name}, {mem.embedder.dim}-d)")
+        s = mem.settings
+        where = f"Neo4j {s.neo4j_uri} database {s.neo4j_database!r}" if s.backend == "neo4j" and state.db is None \
+            else str(state.db or s.path)
+        out.print(f"store ready: {where} ({mem.embedder.name}, {mem.embedder.dim}-d)")
 
 
 def read_jsonl(lines: list[str], session: Optional[str]) -> list[tuple[str, dict]]:
@@ -361,3 +364,63 @@ def scripts_run(
     out.print(f"{total - failed} passed, {failed} failed")
     if failed:
         raise typer.Exit(1)
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, (list, tuple)):
+        return "; ".join(_cell(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value.iso_format() if hasattr(value, "iso_format") else value)
+
+
+@app.command()
+@handles_errors
+def cypher(
+    query: Optional[str] = typer.Argument(None, help="an exploration query name (see --list) or a .cypher file"),
+    param: list[str] = typer.Option([], "--param", "-p", help="a parameter, key=value (JSON values parse: -p warn_days=30)"),
+    list_queries: bool = typer.Option(False, "--list", help="list the exploration queries in cypher/explore"),
+) -> None:
+    """Run a Cypher exploration query on the Neo4j backend, read-only, and print a table.
+    $namespace is the --namespace given; other parameters come from -p."""
+    from ..errors import ConfigurationError
+    from ..settings import Settings
+    from ..store import open_store
+    from ..store.cypher import explore_files, parse
+
+    files = explore_files()
+    if list_queries or not query:
+        table = Table("name", "purpose", "params", title="exploration queries (graphmem cypher NAME)")
+        for name, f in files.items():
+            table.add_row(name, f.purpose, f.params)
+        out.print(table)
+        return
+    if query in files:
+        text = files[query].text
+    elif Path(query).is_file():
+        text = parse(Path(query)).text if query.endswith(".cypher") else Path(query).read_text(encoding="utf-8")
+    else:
+        raise ValidationError(f"{query!r} is neither an exploration query ({', '.join(files)}) nor a file")
+    params: dict = {"namespace": state.namespace, "warn_days": None}
+    for item in param:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ValidationError(f"parameter {item!r} is not key=value")
+        try:
+            params[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            params[key] = raw
+    settings = Settings()
+    if settings.backend != "neo4j":
+        raise ConfigurationError("graphmem cypher needs the Neo4j backend: set GRAPHMEM_BACKEND=neo4j (see README)")
+    store = open_store(settings)
+    try:
+        columns, rows = store.explore(text, params)  # type: ignore[attr-defined]
+    finally:
+        store.close()
+    table = Table(*columns, title=query, caption=f"{len(rows)} rows")
+    for row in rows:
+        table.add_row(*(_cell(v) for v in row))
+    out.print(table)

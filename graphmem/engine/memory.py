@@ -49,7 +49,7 @@ from ..models import (
 from ..models.records import NAMESPACE_PATTERN, Namespace, ShortStr
 from ..retrieve import Recaller, assemble
 from ..settings import RecallOptions, Settings
-from ..store import EmbeddedStore, Store
+from ..store import Store, open_store
 from ..text import ApproxTokenCounter, EntityTagger, TokenCounter, keywords, normalise_name
 from .enrich import Enricher
 from .extraction import ExtractionWorker
@@ -82,7 +82,8 @@ def _namespace(namespace: str) -> str:
 
 class Memory:
     """graphmem's Python API. ``Memory(path)`` opens (or creates) an embedded store file;
-    ``Memory.from_settings()`` builds one from ``GRAPHMEM_*`` settings. Every method takes
+    ``Memory()`` and ``Memory.from_settings()`` use the ``GRAPHMEM_*`` settings (the backend
+    included: ``GRAPHMEM_BACKEND=neo4j``); ``store=`` takes any Store. Every method takes
     ``namespace=`` (the tenant, default ``"default"``) and never reads outside it."""
 
     def __init__(
@@ -97,9 +98,9 @@ class Memory:
     ) -> None:
         self.settings = settings or Settings()
         if path is not None:
-            self.settings = self.settings.model_copy(update={"path": Path(path)})
+            self.settings = self.settings.model_copy(update={"path": Path(path), "backend": "embedded"})
         self.embedder = embedder or make_embedder(self.settings.embedder)
-        self.store: Store = store or EmbeddedStore(self.settings.path)
+        self.store: Store = store or open_store(self.settings)
         self.store.init(embedder=self.embedder.name, dim=self.embedder.dim)
         self.tagger = EntityTagger()
         self.counter = token_counter or ApproxTokenCounter()
@@ -114,8 +115,6 @@ class Memory:
             settings = settings or Settings(**overrides)
         except PydanticValidationError as exc:
             raise ConfigurationError(f"invalid settings: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}") from exc
-        if settings.backend != "embedded":  # pragma: no cover - the Neo4j backend adds itself here
-            raise ConfigurationError(f"backend {settings.backend!r} is not available")
         return cls(settings=settings)
 
     def close(self) -> None:

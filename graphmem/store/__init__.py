@@ -1,6 +1,27 @@
 """Storage backends behind one protocol."""
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from .base import Direction, Store
 from .embedded import EmbeddedStore
 
-__all__ = ["Direction", "EmbeddedStore", "Store"]
+if TYPE_CHECKING:
+    from ..settings import Settings
+
+
+def open_store(settings: "Settings") -> Store:
+    """The backend ``settings`` names (``GRAPHMEM_BACKEND``), not yet initialised."""
+    if settings.backend == "neo4j":
+        from .neo4j import Neo4jStore
+
+        password = settings.neo4j_password.get_secret_value() if settings.neo4j_password else ""
+        return Neo4jStore(
+            settings.neo4j_uri, settings.neo4j_user, password, settings.neo4j_database,
+            retry_seconds=settings.neo4j_retry_seconds, exact_below=settings.neo4j_exact_below,
+        )
+    return EmbeddedStore(settings.path)
+
+
+__all__ = ["Direction", "EmbeddedStore", "Store", "open_store"]

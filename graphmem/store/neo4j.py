@@ -132,7 +132,7 @@ class Neo4jStore:
             self._driver = neo4j.GraphDatabase.driver(
                 uri, auth=(user, password) if password else None,
                 max_transaction_retry_time=retry_seconds, connection_acquisition_timeout=retry_seconds,
-                user_agent="graphmem",
+                user_agent="graphmem", notifications_min_severity="OFF",  # tests check notifications
             )
         except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
             raise ConfigurationError(f"invalid Neo4j URI {uri!r}: {exc}") from exc
@@ -237,6 +237,28 @@ class Neo4jStore:
                 self._flush_access()
             finally:
                 self._driver.close()
+
+    def explore(self, text: str, params: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+        """Run a user's exploration query in a read transaction: any write is refused by the
+        server. Returns column names and rows."""
+
+        def work(tx: Any) -> tuple[list[str], list[list[Any]]]:
+            result = tx.run(text, params)
+            return list(result.keys()), [list(r.values()) for r in result]
+
+        try:
+            with self._errors(), self._driver.session(
+                database=self.database, default_access_mode=self._neo4j.READ_ACCESS
+            ) as session:
+                return session.execute_read(work)
+        except StoreError as exc:
+            cause = exc.__cause__
+            code = getattr(cause, "code", "") or ""
+            if "AccessMode" in code or "ForbiddenDueToTransactionType" in code:
+                raise ValidationError(f"graphmem cypher runs read-only queries; the server refused a write: {cause.message}") from cause
+            if "ParameterMissing" in code or "Statement.Syntax" in code or "ArgumentError" in code:
+                raise ValidationError(f"the query cannot run: {cause.message}") from cause
+            raise
 
     # namespaces ----------------------------------------------------------------------------
     def namespaces(self) -> list[str]:
