@@ -67,7 +67,7 @@ def wipe_neo4j() -> None:
     from neo4j import GraphDatabase
 
     with GraphDatabase.driver(NEO4J_TEST_URI, auth=("neo4j", NEO4J_TEST_PASSWORD)) as driver, driver.session() as s:
-        s.run("MATCH (n) CALL { WITH n DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
+        s.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
 
 
 def make_store(backend: str, tmp_path, dim: int = DIM, **kw):

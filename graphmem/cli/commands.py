@@ -388,7 +388,7 @@ def cypher(
     from ..errors import ConfigurationError
     from ..settings import Settings
     from ..store import open_store
-    from ..store.cypher import explore_files, parse
+    from ..store.cypher import explore_files
 
     files = explore_files()
     if list_queries or not query:
@@ -400,7 +400,7 @@ def cypher(
     if query in files:
         text = files[query].text
     elif Path(query).is_file():
-        text = parse(Path(query)).text if query.endswith(".cypher") else Path(query).read_text(encoding="utf-8")
+        text = Path(query).read_text(encoding="utf-8")  # a user's file: no header needed
     else:
         raise ValidationError(f"{query!r} is neither an exploration query ({', '.join(files)}) nor a file")
     params: dict = {"namespace": state.namespace, "warn_days": None}

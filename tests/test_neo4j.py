@@ -1,0 +1,333 @@
+"""Neo4j-only tests: schema, the Cypher files, injection, orphans, tenant-correct vector search,
+faults (server down, bad credentials, wrong dimension, a restart mid-run)."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from graphmem.cli import app
+from graphmem.errors import ConfigurationError, StoreError, ValidationError
+from graphmem.models import Edge, EdgeType, Entity, MemoryRecord, Message, Relation, Session, Status
+from graphmem.store.cypher import LABELS, all_files, cypher_dir, explore_files, query
+from graphmem.store.neo4j import Neo4jStore
+
+from .conftest import (
+    BACKENDS, DIM, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI, ROOT, make_store, neo4j_dev, neo4j_store, unit, wipe_neo4j,
+)
+
+pytestmark = [
+    pytest.mark.skipif("neo4j" not in BACKENDS, reason="GRAPHMEM_TEST_BACKENDS excludes neo4j"),
+    pytest.mark.usefixtures("neo4j_server"),
+]
+NAN = np.full(DIM, np.nan, dtype=np.float32)
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = make_store("neo4j", tmp_path)
+    yield s
+    s.close()
+
+
+def run(cypher: str, **params):
+    from neo4j import GraphDatabase
+
+    with GraphDatabase.driver(NEO4J_TEST_URI, auth=("neo4j", NEO4J_TEST_PASSWORD)) as driver:
+        return driver.execute_query(cypher, params)
+
+
+def schema_snapshot() -> tuple:
+    constraints = sorted(r["name"] for r in run("SHOW CONSTRAINTS YIELD name").records)
+    indexes = sorted((r["name"], r["type"]) for r in run("SHOW INDEXES YIELD name, type").records)
+    return constraints, indexes
+
+
+def test_schema_applied_twice_is_harmless(store):
+    m = MemoryRecord(namespace="a", text="survives a second schema run")
+    store.put("a", [m], np.stack([unit(1)]))
+    before = schema_snapshot()
+    store.apply_schema(DIM)
+    store.apply_schema(DIM)
+    assert schema_snapshot() == before
+    names = {n for n, _ in before[1]}
+    assert {"record_terms", "memory_embedding", "entity_embedding", "message_session_seq"} <= names
+    assert store.get("a", [m.id])[0].text == m.text
+    assert store.vector_search("a", "memory", unit(1), 1, [Status.active])[0][0] == m.id
+
+
+def _render_all(f) -> list[str]:
+    if not f.slots:
+        return [f.text]
+    choices = {"label": sorted(set(LABELS.values())), "rel_type": [t.value for t in EdgeType]}
+    (slot,) = f.slots
+    return [f.render(**{slot: value}) for value in choices[slot]]
+
+
+def test_every_cypher_file_parses_on_the_server_without_deprecations(store):
+    from neo4j import GraphDatabase
+
+    files = all_files()
+    assert len(files) > 40
+    checked = 0
+    with GraphDatabase.driver(NEO4J_TEST_URI, auth=("neo4j", NEO4J_TEST_PASSWORD)) as driver:
+        for f in files:
+            if f.mode == "schema":
+                continue  # schema commands cannot be EXPLAINed; test_schema_applied_twice runs them
+            for text in _render_all(f):
+                summary = driver.execute_query("EXPLAIN " + text).summary
+                bad = [g for g in summary.gql_status_objects if g.raw_classification in ("DEPRECATION", "UNSUPPORTED")]
+                assert not bad, f"{f.path}: {bad[0].status_description}"
+                checked += 1
+    assert checked > 50
+
+
+def test_no_cypher_file_is_unused():
+    source = (ROOT / "graphmem" / "store" / "neo4j.py").read_text()
+    cli = (ROOT / "graphmem" / "cli" / "commands.py").read_text()
+    for path in (cypher_dir() / "store").glob("*.cypher"):
+        assert f'"{path.stem}"' in source, f"{path} is never run by Neo4jStore"
+    for name in re.findall(r'_(?:read|write|tx)\((?:tx, )?"(\w+)"', source):
+        assert (cypher_dir() / "store" / f"{name}.cypher").is_file(), name
+    assert "schema_files()" in source and "explore_files()" in cli  # every schema and explore file is loaded
+    assert set(explore_files()) == {
+        "person_facts", "memory_provenance", "procedures", "entity_neighbourhood", "expiring_memories",
+    }
+
+
+def test_every_file_has_a_header():
+    for f in all_files():
+        assert f.purpose and f.params and f.mode in ("read", "write", "schema"), f.path
+
+
+def test_identifiers_are_validated_before_interpolation():
+    f = query("nodes_put")
+    assert "MERGE" in f.render(label="Memory")
+    for bad in ["Memory) DETACH DELETE (n", "Memory`", "Memory:Admin", "memory", "Foo", "", "1abc"]:
+        with pytest.raises(ValidationError):
+            f.render(label=bad)
+    with pytest.raises(ValidationError):
+        query("edges_put").render(rel_type="MENTIONS]->() DETACH DELETE n //")
+    with pytest.raises(ValidationError):  # a slot the file does not have
+        query("nodes_get").render(label="Memory")
+
+
+PAYLOADS = [
+    "'}) MATCH (n) DETACH DELETE n //",
+    '"}) MATCH (n) DETACH DELETE n //',
+    "` DETACH DELETE n //",
+    "$namespace",
+    "\\u0027; CALL dbms.shutdown() //",
+    "+zscope -(x) OR *:* AND id:* ~ ^2 \\ \" [a TO z]",
+    "MATCH (n) RETURN n",
+    "中文 ' \" ` } ) //",
+]
+
+
+@pytest.mark.parametrize("payload", PAYLOADS)
+def test_injection_payloads_stay_data(store, payload):
+    other = MemoryRecord(namespace="b", text="another tenant's memory")
+    store.put("b", [other], np.stack([unit(0, 1)]))
+    session = Session(namespace="a", id="s1", title=payload, summary=payload)
+    msg = Message(namespace="a", session_id=payload[:100], content=payload, speaker=payload, metadata={payload: payload})
+    m = MemoryRecord(namespace="a", text=f"tea {payload}", category=payload[:100], subject=payload, object=payload,
+                     entities=[payload], keywords=[payload], metadata={"k": payload})
+    e = Entity(namespace="a", name=payload[:100], aliases=[payload], description=payload)
+    edges = [
+        Edge(namespace="a", source=m.id, type=EdgeType.MENTIONS, target=e.id, key=payload, props={"role": payload}),
+        Relation(namespace="a", source_id=e.id, predicate=payload[:100], target_id=e.id, memory_id=m.id).to_edge(),
+    ]
+    store.put("a", [session, msg, m, e], np.stack([NAN, unit(1), unit(1, 1), NAN]), edges)
+    store.set_meta("a", payload, payload)
+    for node in (session, msg, m, e):
+        assert store.get("a", [node.id])[0].model_dump() == node.model_dump()
+    assert store.get_meta("a", payload) == payload
+    assert {x.key for x in store.edges("a", [m.id, e.id], direction="both")} == {payload, payload[:100].strip()}
+    assert store.find_entities("a", [payload[:100]])  # found by its own name
+    store.keyword_search("a", "memory", payload, 5, [Status.active])  # never raises
+    assert [i for i, _ in store.keyword_search("a", "memory", "tea " + payload, 5, [Status.active])] == [m.id]
+    assert store.query("a", "message", session_id=payload[:100])[0].id == msg.id
+    assert store.query("a", "memory", category=payload[:100])[0].id == m.id
+    assert store.count("b") == {"memory": 1, "memory:active": 1, "edges": 0}  # nothing leaked or was harmed
+    assert store.get("b", [other.id])
+    store.delete_edges("a", edges[:1])
+    assert store.edges("a", [m.id], types=[EdgeType.MENTIONS]) == []
+
+
+def test_deleting_a_memory_or_namespace_leaves_no_orphans(store):
+    ann, tea = Entity(namespace="a", name="Ann", aliases=["Annie"]), Entity(namespace="a", name="Tea")
+    msg = Message(namespace="a", session_id="s", content="Ann likes tea")
+    m = MemoryRecord(namespace="a", text="Ann likes tea")
+    edges = [
+        Edge(namespace="a", source=m.id, type=EdgeType.MENTIONS, target=ann.id),
+        Edge(namespace="a", source=m.id, type=EdgeType.DERIVED_FROM, target=msg.id),
+        Relation(namespace="a", source_id=ann.id, predicate="likes", target_id=tea.id, memory_id=m.id).to_edge(),
+    ]
+    store.put("a", [ann, tea, msg, m], np.stack([NAN, NAN, unit(1), unit(1)]), edges)
+    store.put("b", [MemoryRecord(namespace="b", text="kept")], np.stack([unit(1)]))
+    store.set_meta("a", "soul", "kind")
+    store.delete("a", [m.id])
+    assert run("MATCH ()-[r]->() WHERE r.memory_id = $id RETURN count(r) AS n", id=m.id).records[0]["n"] == 0
+    assert run("MATCH (n {id: $id}) RETURN count(n) AS n", id=m.id).records[0]["n"] == 0
+    store.delete("a", [ann.id])
+    assert run("MATCH (x:EntityName {entity_id: $id}) RETURN count(x) AS n", id=ann.id).records[0]["n"] == 0
+    assert store.delete_namespace("a") == 2  # tea and the message
+    left = run("MATCH (n) WHERE n.namespace = 'a' OR n.name = 'a' RETURN count(n) AS n").records[0]["n"]
+    assert left == 0
+    dangling = run(
+        "MATCH (x:EntityName) WHERE NOT EXISTS { MATCH (e:Entity {namespace: x.namespace, id: x.entity_id}) } "
+        "RETURN count(x) AS n"
+    ).records[0]["n"]
+    assert dangling == 0
+    assert store.count("b")["memory"] == 1 and store.has_namespace("b") and not store.has_namespace("a")
+
+
+def test_vector_search_is_tenant_correct_when_the_namespace_is_a_small_share(tmp_path):
+    """5,000 vectors of tenant "big", 50 of tenant "small" (1%): the HNSW index's global top
+    candidates are nearly all big's, yet small gets its exact top-k, and big its own."""
+    store = make_store("neo4j", tmp_path, exact_below=100)  # force the ANN path
+    try:
+        rng = np.random.default_rng(3)
+        big = rng.normal(size=(5000, DIM)).astype(np.float32)
+        small = rng.normal(size=(50, DIM)).astype(np.float32)
+        big_nodes = [MemoryRecord(namespace="big", text=f"b{i}") for i in range(5000)]
+        small_nodes = [MemoryRecord(namespace="small", text=f"s{i}", status=Status.archived if i % 5 == 0 else
+                                    Status.active) for i in range(50)]
+        store.put("big", big_nodes, big)
+        store.put("small", small_nodes, small)
+        small_unit = small / np.linalg.norm(small, axis=1, keepdims=True)
+        big_unit = big / np.linalg.norm(big, axis=1, keepdims=True)
+        for trial in range(5):
+            q = rng.normal(size=DIM).astype(np.float32)
+            q /= np.linalg.norm(q)
+            hits = store.vector_search("small", "memory", q, 10, [Status.active])
+            sims = small_unit @ q
+            active = [i for i in range(50) if i % 5]
+            expect = sorted(active, key=lambda i: -sims[i])[:10]
+            assert [h[0] for h in hits] == [small_nodes[i].id for i in expect]  # the true top-k, no shortfall
+            assert np.allclose([h[1] for h in hits], sims[expect], atol=1e-4)
+            all_small = store.vector_search("small", "memory", q, 100, [Status.active])
+            assert len(all_small) == 40  # every active one, no more
+            big_hits = store.vector_search("big", "memory", q, 10, [Status.active])
+            ids = {n.id for n in big_nodes}
+            assert len(big_hits) == 10 and all(h[0] in ids for h in big_hits)
+            truth = {big_nodes[i].id for i in np.argsort(-(big_unit @ q))[:10]}
+            assert len(truth & {h[0] for h in big_hits}) >= 8  # approximate (HNSW), rescored exactly
+    finally:
+        store.close()
+
+
+def test_server_down_names_the_uri():
+    s = Neo4jStore("bolt://127.0.0.1:7699", "neo4j", "x", retry_seconds=2)
+    with pytest.raises(StoreError, match="127.0.0.1:7699"):
+        s.init(embedder="test-embedder", dim=DIM)
+    s.close()
+
+
+def test_wrong_password_is_a_configuration_error():
+    s = Neo4jStore(NEO4J_TEST_URI, "neo4j", "not-the-password", retry_seconds=2)
+    with pytest.raises(ConfigurationError, match="refused user 'neo4j'"):
+        s.init(embedder="test-embedder", dim=DIM)
+    s.close()
+
+
+def test_wrong_dimension_is_refused_at_write_time(store):
+    with pytest.raises(ValidationError, match="embedding dimension is 8"):
+        store.put("a", [MemoryRecord(namespace="a", text="x")], np.ones((1, DIM * 2), dtype=np.float32))
+    with pytest.raises(ValidationError):
+        store.vector_search("a", "memory", np.ones(DIM * 2, dtype=np.float32), 3, [Status.active])
+    # the index's own dimension matches the store's, so nothing can be written and then silently missed
+    dims = {r["dim"] for r in run("SHOW VECTOR INDEXES YIELD options "
+                                  "RETURN options.indexConfig.`vector.dimensions` AS dim").records}
+    assert dims == {DIM}
+
+
+def test_read_only_exploration_refuses_writes(store):
+    with pytest.raises(ValidationError, match="read-only"):
+        store.explore("CREATE (:Intruder {x: 1})", {})
+    assert run("MATCH (n:Intruder) RETURN count(n) AS n").records[0]["n"] == 0
+
+
+def test_cli_init_and_cypher_on_neo4j(tmp_path, monkeypatch):
+    wipe_neo4j()
+    for key, value in {"GRAPHMEM_BACKEND": "neo4j", "GRAPHMEM_NEO4J_URI": NEO4J_TEST_URI,
+                       "GRAPHMEM_NEO4J_PASSWORD": NEO4J_TEST_PASSWORD, "GRAPHMEM_ENRICHMENT": "manual", "COLUMNS": "250"}.items():
+        monkeypatch.setenv(key, value)
+    runner = CliRunner()
+    res = runner.invoke(app, ["init"])
+    assert res.exit_code == 0 and "Neo4j" in res.output, res.output
+    res = runner.invoke(app, ["-n", "t1", "remember", "Ann prefers green tea", "--subject", "Ann",
+                              "--predicate", "prefers", "--object", "green tea"])
+    assert res.exit_code == 0, res.output
+    res = runner.invoke(app, ["-n", "t1", "remember", "Ann prefers black coffee now", "--subject", "Ann",
+                              "--predicate", "prefers", "--object", "black coffee"])
+    assert res.exit_code == 0, res.output
+    for name in explore_files():
+        res = runner.invoke(app, ["-n", "t1", "cypher", name, "-p", "name=ann", "-p", "memory_id=none"])
+        assert res.exit_code == 0, (name, res.output)
+    res = runner.invoke(app, ["-n", "t1", "cypher", "person_facts", "-p", "name=Ann"])
+    assert "black coffee" in res.output and "green tea" in res.output
+    res = runner.invoke(app, ["-n", "t2", "cypher", "person_facts", "-p", "name=Ann"])
+    assert "0 rows" in res.output  # another tenant sees nothing
+    query_file = tmp_path / "mine.cypher"
+    query_file.write_text("MATCH (n:Memory {namespace: $namespace}) RETURN count(n) AS memories")
+    res = runner.invoke(app, ["-n", "t1", "cypher", str(query_file)])
+    assert res.exit_code == 0 and "memories" in res.output
+    query_file.write_text("MATCH (n) DETACH DELETE n")
+    res = runner.invoke(app, ["cypher", str(query_file)])
+    assert res.exit_code == 1 and "read-only" in res.output
+    monkeypatch.setenv("GRAPHMEM_BACKEND", "embedded")
+    res = runner.invoke(app, ["cypher", "procedures"])
+    assert res.exit_code == 1 and "GRAPHMEM_BACKEND=neo4j" in res.output
+
+
+def _managed_by_neo4j_dev() -> bool:
+    return (ROOT / ".neo4j-test" / "server.pid").is_file()
+
+
+@pytest.mark.skipif(not _managed_by_neo4j_dev(), reason="the test server was not started by scripts/neo4j-dev --test")
+def test_restart_mid_run_loses_no_acknowledged_write(tmp_path):
+    store = make_store("neo4j", tmp_path, retry_seconds=180)
+    acknowledged: list[str] = []
+    failures: list[BaseException] = []
+    stop = threading.Event()
+
+    def writer():
+        i = 0
+        while not stop.is_set():
+            m = MemoryRecord(namespace="a", text=f"write {i}")
+            try:
+                store.put("a", [m], np.stack([unit(1, i % 7)]))
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                failures.append(exc)
+                return
+            acknowledged.append(m.id)
+            i += 1
+            time.sleep(0.02)
+
+    try:
+        thread = threading.Thread(target=writer)
+        thread.start()
+        time.sleep(1.0)
+        done = neo4j_dev("restart")  # SIGTERM, clean shutdown, start again
+        assert done.returncode == 0, done.stdout + done.stderr
+        time.sleep(1.0)
+        stop.set()
+        thread.join(timeout=240)
+        assert failures == [], failures
+        before = len(acknowledged)
+        assert before > 20
+        after = MemoryRecord(namespace="a", text="after the restart")
+        store.put("a", [after], np.stack([unit(1)]))  # the next call succeeds
+        found = {n.id for n in store.get("a", acknowledged)}
+        assert found == set(acknowledged)  # every acknowledged write survived
+        assert store.count("a")["memory"] == before + 1
+    finally:
+        stop.set()
+        store.close()
