@@ -274,6 +274,11 @@ def test_real_default_model_end_to_end(tmp_path):
         assert len(mem.list("episode")) == 2
 
 
+# llama-cpp-python's server, loading its model as graphmem does (see amx_safe_loading)
+SERVE = ("import runpy\nfrom graphmem.extract.model import amx_safe_loading\n"
+         "with amx_safe_loading():\n    runpy.run_module('llama_cpp.server', run_name='__main__', alter_sys=True)")
+
+
 def test_openai_compatible_server_extractor(tmp_path):
     """The OpenAI-compatible extractor against a real server: llama-cpp-python's, serving the
     default model on loopback."""
@@ -288,7 +293,7 @@ def test_openai_compatible_server_extractor(tmp_path):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     log = (tmp_path / "server.log").open("w")
-    proc = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
+    proc = subprocess.Popen([sys.executable, "-c", SERVE, "--model", str(model), "--host", "127.0.0.1",
                              "--port", str(port), "--n_ctx", "4096", "--model_alias", "local"],
                             stdout=log, stderr=subprocess.STDOUT)
     try:

@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ConfigurationError, GraphMemError
 from ..models import MemoryRecord, Message
+from .model import load_llama
 from .schema import WIRE_SCHEMA, Extraction, parse_wire
 
 log = logging.getLogger(__name__)
@@ -128,7 +129,7 @@ class LlamaExtractor:
         with self._load_lock:
             if self._key not in self._models:
                 try:
-                    from llama_cpp import Llama
+                    import llama_cpp  # noqa: F401
                 except ImportError as exc:
                     raise ConfigurationError("extraction needs llama.cpp: pip install 'graphmem[llm]'") from exc
                 if not self.model_path.is_file():
@@ -139,8 +140,8 @@ class LlamaExtractor:
                 path, n_ctx, n_threads, n_gpu_layers, seed = self._key
                 t0 = time.perf_counter()
                 try:
-                    self._models[self._key] = Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads,
-                                                    n_gpu_layers=n_gpu_layers, seed=seed, verbose=False)
+                    self._models[self._key] = load_llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads,
+                                                         n_gpu_layers=n_gpu_layers, seed=seed, verbose=False)
                 except ValueError as exc:  # llama-cpp-python's error for an unreadable model
                     raise ConfigurationError(
                         f"cannot load the model at {path}: {exc}. Check GRAPHMEM_MODEL_PATH, or reinstall the "

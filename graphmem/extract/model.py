@@ -9,6 +9,8 @@ import importlib
 import logging
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,18 +71,64 @@ def default_model_path(cache_dir: Path, spec: ModelSpec = DEFAULT_MODEL) -> Path
         return target
 
 
+_LOAD_LOCK = threading.Lock()
+
+
+def _cpu_has_amx() -> bool:
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as fp:
+            return any(line.startswith("flags") and " amx_tile" in line for line in fp)
+    except OSError:
+        return False
+
+
+@contextmanager
+def amx_safe_loading() -> Iterator[None]:
+    """While open, llama.cpp models load without ggml's extra CPU buffer types (AMX, weight
+    repacking) on CPUs that advertise AMX: a llama.cpp built natively there crashes with SIGSEGV
+    in ``ggml_backend_amx_mul_mat`` on the first decode (seen on a Xeon VM with amx_tile).
+    llama-cpp-python 0.3.36 has no argument for ``use_extra_bufts``, so the default model
+    parameters are adjusted instead. Elsewhere it changes nothing."""
+    if not _cpu_has_amx():
+        yield
+        return
+    import llama_cpp.llama as llama_module
+
+    native = llama_module.llama_cpp.llama_model_default_params
+
+    def without_extra_buffers():
+        params = native()
+        params.use_extra_bufts = False
+        return params
+
+    with _LOAD_LOCK:
+        llama_module.llama_cpp.llama_model_default_params = without_extra_buffers
+        try:
+            yield
+        finally:
+            llama_module.llama_cpp.llama_model_default_params = native
+
+
+def load_llama(**kwargs):
+    """``llama_cpp.Llama(**kwargs)``, loaded under ``amx_safe_loading``."""
+    from llama_cpp import Llama
+
+    with amx_safe_loading():
+        return Llama(**kwargs)
+
+
 class LlamaTokenCounter:
     """Exact token counts from a GGUF's own tokenizer (a vocab-only llama.cpp load: fast,
     no weights in memory)."""
 
     def __init__(self, model_path: Path) -> None:
         try:
-            from llama_cpp import Llama
+            import llama_cpp  # noqa: F401
         except ImportError as exc:
             raise ConfigurationError("token counting with the model needs: pip install 'graphmem[llm]'") from exc
         if not Path(model_path).is_file():
             raise ConfigurationError(f"model file not found: {model_path}")
-        self._llm = Llama(model_path=str(model_path), vocab_only=True, verbose=False)
+        self._llm = load_llama(model_path=str(model_path), vocab_only=True, verbose=False)
 
     def count(self, text: str) -> int:
         return len(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
