@@ -1,7 +1,11 @@
-"""Recall and context latency at 10k and 100k memories, and write throughput.
+"""Recall and context latency at 10k and 100k memories, and write throughput, on both backends.
 
-    python benchmarks/recall_latency.py                 # 10k and 100k
-    python benchmarks/recall_latency.py --sizes 10000   # quicker
+    python benchmarks/recall_latency.py                         # embedded and neo4j, 10k and 100k
+    python benchmarks/recall_latency.py --sizes 10000           # quicker
+    python benchmarks/recall_latency.py --backends embedded     # no server needed
+
+The Neo4j backend uses GRAPHMEM_NEO4J_URI / _USER / _PASSWORD / _DATABASE (start one with
+scripts/neo4j-dev start); each run writes its own namespace there and deletes it afterwards.
 
 Synthetic namespaces: memories of realistic length (10-40 words) about a population of
 people, organisations, places and things, each with 2-4 entities and a relation. Queries are
@@ -84,9 +88,34 @@ def pct(values: list[float], q: float) -> float:
     return float(np.percentile(values, q))
 
 
-def run(size: int, workdir: Path, queries: int, rng: random.Random) -> dict:
-    mem = Memory(workdir / f"bench-{size}.db", settings=Settings(extraction="off"))  # the fast path alone
+def open_memory(backend: str, size: int, workdir: Path) -> Memory:
+    if backend == "embedded":
+        return Memory(workdir / f"bench-{size}.db", settings=Settings(extraction="off"))  # the fast path alone
+    return Memory(settings=Settings(backend="neo4j", extraction="off"))
+
+
+def store_put_rate(mem: Memory, ns: str, n: int, rng: random.Random) -> float:
+    """Memories/s through Store.put alone (vectors given, batches of 1,000): the backend's own
+    write capacity, without the embedder that bounds remember()."""
+    from graphmem.models import MemoryRecord
+
+    vecs = np.random.default_rng(0).normal(size=(n, mem.embedder.dim)).astype(np.float32)
+    recs = [MemoryRecord(namespace=ns, text=row["text"]) for row in synth_memories(n, rng)]
+    t0 = time.perf_counter()
+    for i in range(0, n, 1000):
+        mem.store.put(ns, recs[i : i + 1000], vecs[i : i + 1000])
+    rate = n / (time.perf_counter() - t0)
+    mem.store.delete_namespace(ns)
+    return rate
+
+
+def run(backend: str, size: int, workdir: Path, queries: int) -> dict:
+    rng = random.Random(size)  # the same data and questions for every backend
+    mem = open_memory(backend, size, workdir)
     ns = f"bench{size}"
+    if mem.store.has_namespace(ns):
+        mem.store.delete_namespace(ns)
+    put_rate = store_put_rate(mem, f"{ns}-put", 10_000, rng)
     rows = synth_memories(size, rng)
     t0 = time.perf_counter()
     for i in range(0, size, 1000):
@@ -127,9 +156,13 @@ def run(size: int, workdir: Path, queries: int, rng: random.Random) -> dict:
     recall_novec_ms = timed(lambda q: mem.recall(q, k=10, namespace=ns, query_vector=vecs[q]))
     context_ms = timed(lambda q: mem.context(q, budget=1500, namespace=ns))
     context_novec_ms = timed(lambda q: mem.context(q, budget=1500, namespace=ns, query_vector=vecs[q]))
+    file = workdir / f"bench-{size}.db"
+    if backend == "neo4j":
+        mem.store.delete_namespace(ns)
     mem.close()
     return {
-        "size": size,
+        "column": f"{backend} {size:,}",
+        "store.put/s (vectors given)": put_rate,
         "remember/s": size / write_s,
         "add_messages/s": len(msgs) / msg_s,
         "add_messages/s (wait=False: durable, keyword-searchable)": len(deferred) / deferred_s,
@@ -138,27 +171,31 @@ def run(size: int, workdir: Path, queries: int, rng: random.Random) -> dict:
         "recall p50 (no embed)": pct(recall_novec_ms, 50), "recall p95 (no embed)": pct(recall_novec_ms, 95),
         "context p50": pct(context_ms, 50), "context p95": pct(context_ms, 95),
         "context p50 (no embed)": pct(context_novec_ms, 50), "context p95 (no embed)": pct(context_novec_ms, 95),
-        "file MiB": (workdir / f"bench-{size}.db").stat().st_size / 2**20,
+        "file MiB": file.stat().st_size / 2**20 if file.exists() else float("nan"),
     }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--backends", nargs="+", default=["embedded", "neo4j"], choices=["embedded", "neo4j"])
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--dir", type=Path, default=None, help="where the stores go (default: a temp dir)")
     args = ap.parse_args()
-    rng = random.Random(42)
     with tempfile.TemporaryDirectory(prefix="graphmem-bench-") as tmp:
         workdir = args.dir or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
-        results = [run(size, workdir, args.queries, rng) for size in args.sizes]
+        results = []
+        for size in args.sizes:
+            for backend in args.backends:
+                results.append(run(backend, size, workdir, args.queries))
+                print(f"done: {backend} {size:,}", flush=True)
     keys = list(results[0])
-    print("| metric | " + " | ".join(f"{r['size']:,} memories" for r in results) + " |")
+    print("| metric | " + " | ".join(f"{r['column']} memories" for r in results) + " |")
     print("|---|" + "---|" * len(results))
     for key in keys[1:]:
         unit = "" if "/s" in key or "MiB" in key else " ms"
-        print(f"| {key}{unit} | " + " | ".join(f"{r[key]:,.1f}" for r in results) + " |")
+        print(f"| {key}{unit} | " + " | ".join("n/a" if r[key] != r[key] else f"{r[key]:,.1f}" for r in results) + " |")
     print(f"\n{args.queries} queries per size; k=10 for recall, budget 1,500 tokens for context; "
           "medians and p95 from one run.")
 

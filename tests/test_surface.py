@@ -33,3 +33,18 @@ def test_readme_test_command_is_what_ci_runs():
     install = next(b for b in blocks if "graphmem demo" in b).strip().splitlines()[-1]
     test = next(b for b in blocks if "pytest" in b and "graphmem demo" not in b).strip().splitlines()[-1]
     assert install in ci.splitlines() and test in ci.splitlines()
+
+
+def test_docker_compose_pins_the_launchers_neo4j_release():
+    import yaml
+
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text(encoding="utf-8"))
+    neo4j = compose["services"]["neo4j"]
+    pom = (ROOT / "tools" / "neo4j-server" / "pom.xml").read_text(encoding="utf-8")
+    version = re.search(r"<neo4j.version>(5\.26\.\d+)</neo4j.version>", pom).group(1)
+    assert neo4j["image"] == f"neo4j:{version}-community"  # one patch release everywhere
+    assert all(p.startswith("127.0.0.1:") for p in neo4j["ports"])
+    assert "${GRAPHMEM_NEO4J_PASSWORD" in neo4j["environment"]["NEO4J_AUTH"]
+    assert {"neo4j-data", "neo4j-logs"} <= set(compose["volumes"])
+    assert "cypher-shell" in " ".join(neo4j["healthcheck"]["test"])
+    assert "heap_max__size" in " ".join(neo4j["environment"])
