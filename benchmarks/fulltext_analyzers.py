@@ -15,8 +15,8 @@ Tasks (data read from ../shared/bench, never copied here):
   its own conversation; documents are turns as "speaker: text".
 - MemoryBank (Chinese and English, the same companion chats in both languages): known-item
   search. For 300 sampled user turns per language, the query is a fragment of the turn (its
-  middle 40 % of characters, words cut wherever they fall), searched among that user's turns;
-  hit@10 and MRR of the turn itself.
+  middle quarter of characters, words cut wherever they fall), searched among the turns of all
+  15 users of that language; hit@10 and MRR of the turn itself.
 Prints a markdown table; data and indexes live under labels of their own and are dropped after.
 """
 
@@ -80,20 +80,20 @@ def locomo_docs() -> tuple[list[dict], list[dict]]:
 def memorybank_docs(lang: str, rng: random.Random, n_queries: int) -> tuple[list[dict], list[dict]]:
     data = json.loads((BENCH / "memorybank" / "eval_data" / lang / f"memory_bank_{lang}.json").read_text())
     docs, user_turns = [], []
-    for ui, (_, user) in enumerate(data.items()):
+    for ui, user in enumerate(data.values()):
         for day, turns in user["history"].items():
             for ti, t in enumerate(turns):
                 for role in ("query", "response"):
                     text = (t.get(role) or "").strip()
                     if text:
-                        doc = {"ns": f"mb{lang}{ui}", "id": f"mb{lang}{ui}-{day}-{ti}-{role}", "text": text}
+                        doc = {"ns": f"mb{lang}", "id": f"mb{lang}{ui}-{day}-{ti}-{role}", "text": text}
                         docs.append(doc)
-                        if role == "query" and len(text) >= (12 if lang == "cn" else 40):
+                        if role == "query" and len(text) >= (20 if lang == "cn" else 60):
                             user_turns.append(doc)
     questions = []
     for doc in rng.sample(user_turns, min(n_queries, len(user_turns))):
         text = doc["text"]
-        a, b = int(len(text) * 0.3), int(len(text) * 0.7)
+        a, b = int(len(text) * 0.375), int(len(text) * 0.625)
         questions.append({"ns": doc["ns"], "q": text[a:b], "gold": {doc["id"]}})
     return docs, questions
 

@@ -156,7 +156,7 @@ def run(backend: str, size: int, workdir: Path, queries: int) -> dict:
     recall_novec_ms = timed(lambda q: mem.recall(q, k=10, namespace=ns, query_vector=vecs[q]))
     context_ms = timed(lambda q: mem.context(q, budget=1500, namespace=ns))
     context_novec_ms = timed(lambda q: mem.context(q, budget=1500, namespace=ns, query_vector=vecs[q]))
-    file = workdir / f"bench-{size}.db"
+    file = workdir / f"bench-{size}.db" if backend == "embedded" else Path("/nonexistent")
     if backend == "neo4j":
         mem.store.delete_namespace(ns)
     mem.close()

@@ -76,7 +76,7 @@ class Settings(BaseSettings):
     neo4j_database: str = Field("neo4j", pattern=r"^[A-Za-z][A-Za-z0-9.\-]{0,62}$")
     neo4j_retry_seconds: float = Field(60.0, gt=0, description="how long a transaction is retried across a restart")
     neo4j_exact_below: int = Field(
-        20_000, ge=0, description="vector search scans exactly while a kind has fewer nodes than this (all tenants)"
+        1_000, ge=0, description="vector search scans exactly while a kind has fewer nodes than this (all tenants)"
     )
     cache_dir: Path = Field(Path("~/.cache/graphmem").expanduser(), description="assembled model files live here")
     embedder: Literal["use", "e5"] = "use"

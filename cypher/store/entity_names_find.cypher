@@ -3,5 +3,6 @@
 // mode:    read
 MATCH (x:EntityName {namespace: $namespace})
 WHERE x.norm IN $norms
-RETURN x.norm AS norm, x.entity_id AS entity_id
-ORDER BY norm, entity_id
+WITH x
+ORDER BY x.norm, x.entity_id
+RETURN collect([x.norm, x.entity_id]) AS rows

@@ -4,4 +4,4 @@
 // mode:    read
 CALL db.index.fulltext.queryNodes('record_terms', $query, {limit: $k}) YIELD node, score
 WHERE node.namespace = $namespace
-RETURN node.id AS id, score
+RETURN collect([node.id, score]) AS rows

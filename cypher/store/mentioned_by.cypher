@@ -5,5 +5,6 @@
 // mode:    read
 MATCH (e:Entity {namespace: $namespace})<-[:MENTIONS]-(n:Record)
 WHERE e.id IN $ids AND n.kind = $kind AND coalesce(n.status, 'active') IN $statuses
-RETURN n.id AS id, e.id AS entity_id
+WITH n, e
 LIMIT $limit
+RETURN collect([n.id, e.id]) AS rows

@@ -1,11 +1,10 @@
-// purpose: one hop of RELATES_TO traversal, either direction, from a frontier of entities
-// params:  $namespace (string), $ids (list<string>)
+// purpose: one hop of RELATES_TO traversal, either direction, from a frontier of entities:
+//          the entities not seen yet, at most $limit of them
+// params:  $namespace (string), $ids (list<string>): the frontier, $seen (list<string>),
+//          $limit (int)
 // mode:    read
-UNWIND $ids AS id
-MATCH (a:Entity {namespace: $namespace, id: id})
-CALL (a) {
-  MATCH (a)-[:RELATES_TO]->(b:Entity) RETURN b, 0 AS way
-  UNION
-  MATCH (a)<-[:RELATES_TO]-(b:Entity) RETURN b, 1 AS way
-}
-RETURN a.id AS source, b.id AS target, way
+MATCH (a:Entity {namespace: $namespace})-[:RELATES_TO]-(b:Entity)
+WHERE a.id IN $ids AND NOT b.id IN $seen
+WITH DISTINCT b.id AS id
+LIMIT $limit
+RETURN collect(id) AS rows

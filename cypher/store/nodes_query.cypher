@@ -12,10 +12,10 @@ WHERE n.namespace = $namespace
   AND ($since IS NULL OR n.created_at >= $since)
   AND ($until IS NULL OR n.created_at < $until)
   AND ($ids IS NULL OR n.id IN $ids)
-RETURN n.kind AS kind, n.data AS data, n.access_count AS access_count,
-       n.last_accessed_at AS last_accessed_at, n.id AS id
+WITH n
 ORDER BY CASE WHEN $newest_first THEN n.created_at END DESC,
          CASE WHEN $newest_first THEN n.id END DESC,
          CASE WHEN NOT $newest_first THEN n.created_at END ASC,
          CASE WHEN NOT $newest_first THEN n.id END ASC
 SKIP $offset LIMIT $limit
+RETURN collect([n.kind, n.data, n.access_count, n.last_accessed_at, n.id]) AS rows

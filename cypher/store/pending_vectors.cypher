@@ -4,7 +4,7 @@
 // mode:    read
 MATCH (n:Record)
 WHERE n.vector_pending = true AND n.kind = $kind
-RETURN n.kind AS kind, n.data AS data, n.access_count AS access_count,
-       n.last_accessed_at AS last_accessed_at, n.id AS id, n.namespace AS namespace
+WITH n
 ORDER BY n.created_at, n.id
 LIMIT $limit
+RETURN collect([n.kind, n.data, n.access_count, n.last_accessed_at, n.id, n.namespace]) AS rows

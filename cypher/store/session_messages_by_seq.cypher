@@ -5,7 +5,7 @@
 MATCH (n:Message)
 WHERE n.namespace = $namespace AND n.session_id = $session_id AND n.seq >= $start AND n.seq < $end
   AND ($statuses IS NULL OR n.status IN $statuses)
-RETURN n.kind AS kind, n.data AS data, n.access_count AS access_count,
-       n.last_accessed_at AS last_accessed_at, n.id AS id
+WITH n
 ORDER BY CASE WHEN $newest_first THEN n.seq END DESC, CASE WHEN NOT $newest_first THEN n.seq END ASC
 SKIP $offset LIMIT $limit
+RETURN collect([n.kind, n.data, n.access_count, n.last_accessed_at, n.id]) AS rows

@@ -6,7 +6,7 @@
 MATCH (n:{label})
 WHERE n.namespace = $namespace AND n.session_id = $session_id AND n.created_at IS NOT NULL
   AND ($statuses IS NULL OR n.status IN $statuses)
-RETURN n.kind AS kind, n.data AS data, n.access_count AS access_count,
-       n.last_accessed_at AS last_accessed_at, n.id AS id
+WITH n
 ORDER BY n.created_at DESC, n.id DESC
 LIMIT $limit
+RETURN collect([n.kind, n.data, n.access_count, n.last_accessed_at, n.id]) AS rows

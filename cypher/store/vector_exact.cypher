@@ -8,4 +8,4 @@ WHERE n.namespace = $namespace AND coalesce(n.status, 'active') IN $statuses AND
 WITH n, vector.similarity.cosine(n.embedding, $vector) AS score
 ORDER BY score DESC, n.id
 LIMIT $k
-RETURN n.id AS id, score
+RETURN collect([n.id, score]) AS rows

@@ -3,4 +3,4 @@
 // mode:    read
 MATCH (n:Record {namespace: $namespace})
 WHERE n.id IN $ids AND n.kind = $kind AND n.embedding IS NOT NULL
-RETURN n.id AS id, vector.similarity.cosine(n.embedding, $vector) AS score
+RETURN collect([n.id, vector.similarity.cosine(n.embedding, $vector)]) AS rows

@@ -8,6 +8,7 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 from datetime import datetime
 
 import numpy as np
@@ -51,7 +52,9 @@ class Recaller:
         self.store = store
         self.embedder = embedder
         # keyword search (SQLite, GIL released) overlaps the vector and graph work
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-keyword")
+        # keyword and vector searches of every layer run side by side (a server backend
+        # overlaps their round trips; the embedded store serialises what must be serialised)
+        self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="graphmem-search")
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -102,6 +105,11 @@ class Recaller:
                                      layer_statuses[layer])
             for layer in layers
         }
+        vector_jobs = {
+            layer: self._pool.submit(self.store.vector_search, namespace, layer, qvec, options.vector_candidates,
+                                     layer_statuses[layer])
+            for layer in layers
+        }
         t1 = time.perf_counter()
         entities = self.query_entities(namespace, query) if "memory" in layers and options.graph_candidates else {}
         graph_hits = (
@@ -113,8 +121,7 @@ class Recaller:
         per_layer: dict[str, dict[str, _Candidate]] = {}
         for layer in layers:
             cands: dict[str, _Candidate] = {}
-            for node_id, sim in self.store.vector_search(namespace, layer, qvec, options.vector_candidates,
-                                                         layer_statuses[layer]):
+            for node_id, sim in vector_jobs[layer].result():
                 c = cands.setdefault(node_id, _Candidate())
                 c.semantic = max(0.0, sim)
                 c.via.append("vector")
@@ -138,14 +145,19 @@ class Recaller:
 
         scored_by_layer: dict[str, list[ScoredItem]] = {}
         q_terms = set(keywords(query))
-        for layer, cands in per_layer.items():
-            if not cands:
-                continue
+        def fetch(layer: str, cands: dict[str, _Candidate]) -> dict[str, Any]:
             records = {r.id: r for r in self.store.get(namespace, list(cands))}
             missing = [i for i, c in cands.items() if c.semantic is None and i in records]
             if missing:
                 for node_id, sim in self.store.vector_scores(namespace, layer, missing, qvec).items():
                     cands[node_id].semantic = max(0.0, sim)
+            return records
+
+        fetched = {layer: self._pool.submit(fetch, layer, cands) for layer, cands in per_layer.items() if cands}
+        for layer, cands in per_layer.items():
+            if not cands:
+                continue
+            records = fetched[layer].result()
             top_kw = max((c.keyword_raw for c in cands.values()), default=0.0)
             scored: list[ScoredItem] = []
             kept = {}
