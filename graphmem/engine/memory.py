@@ -281,11 +281,12 @@ class Memory:
             if sources - known:
                 raise NotFoundError(f"source message {sorted(sources - known)[0]!r} not found in {namespace!r}")
         tag_iter = iter(self.tagger.tag_many([m.text for m in inputs if m.entities is None]))
+        all_mentions = [self._mentions(m, next(tag_iter) if m.entities is None else None) for m in inputs]
         resolver = _EntityResolver(self.store, namespace, now)
+        resolver.prefetch(e for mentions in all_mentions for e, _ in mentions)  # one lookup, not one per name
         records: list[MemoryRecord] = []
         edges: list[Edge] = []
-        for m in inputs:
-            mentions = self._mentions(m, next(tag_iter) if m.entities is None else None)
+        for m, mentions in zip(inputs, all_mentions):
             rec = MemoryRecord(
                 id=m.id or "", namespace=namespace, text=m.text, category=m.category, subject=m.subject,
                 predicate=m.predicate, object=m.object, importance=m.importance,
@@ -804,12 +805,23 @@ class _EntityResolver:
         self.now = now
         self._known: dict[str, Entity] = {}
         self._new: dict[str, Entity] = {}
+        self._found: dict[str, Entity] = {}  # stored entities by normalised name, of the names looked up
+        self._looked_up: set[str] = set()
+
+    def prefetch(self, entities: Iterable[EntityIn]) -> None:
+        """Look up the stored entities of many names and aliases in one store call."""
+        names = {normalise_name(n) for e in entities for n in (e.name, *e.aliases)} - {""} - self._looked_up
+        if names:
+            self._found.update(self.store.find_entities(self.namespace, names))
+            self._looked_up |= names
 
     def resolve(self, e: EntityIn) -> Entity:
         key = normalise_name(e.name)
         if key in self._known:
             return self._known[key]
-        found = self.store.find_entities(self.namespace, [key, *e.aliases])
+        wanted = [key, *(normalise_name(a) for a in e.aliases)]
+        self.prefetch([e])
+        found = {n: self._found[n] for n in wanted if n in self._found}
         ent = found.get(key) or next(iter(found.values()), None)
         if ent is None:
             ent = Entity(namespace=self.namespace, name=e.name, type=e.type, aliases=e.aliases, created_at=self.now,
