@@ -140,7 +140,7 @@ def run(backend: str, size: int, workdir: Path, queries: int) -> dict:
         "What does {p} prefer?", "Where does {p} work?", "Who manages {p}?", "What is {p} allergic to?",
         "Which trip is {p} planning?", "What is {p} learning on weekends?",
     ]).format(p=rng.choice(pop)) for _ in range(queries)]
-    for q in qs[:5]:  # warm caches (vector matrix, graph, spaCy)
+    for q in qs[:20]:  # warm caches (vector matrix, graph, spaCy; the Neo4j server's JIT and page cache)
         mem.context(q, namespace=ns)
 
     def timed(fn) -> list[float]:

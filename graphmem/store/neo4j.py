@@ -44,6 +44,7 @@ _DELETE_BATCH = 10_000
 _ACCESS_FLUSH_EVERY = 512
 _ACCESS_FLUSH_SECONDS = 5.0
 _LABEL_COUNT_TTL = 10.0
+_NAMESPACE_TTL = 5.0
 _VECTOR_INDEX = {kind: f"{kind}_embedding" for kind in ("memory", "message", "episode", "procedure", "entity")}
 _MAX_TERMS = 64
 _MAX_CANDIDATES = 5000  # the most HNSW candidates asked before an exact scan of the namespace
@@ -141,6 +142,7 @@ class Neo4jStore:
         self._pending_access: dict[tuple[str, str], tuple[int, datetime]] = {}
         self._last_flush = time.monotonic()
         self._label_counts: dict[str, tuple[float, int]] = {}
+        self._namespaces_seen: dict[str, float] = {}
 
     # plumbing ------------------------------------------------------------------------------
     @contextmanager
@@ -271,9 +273,18 @@ class Neo4jStore:
         return [r["name"] for r in self._read("namespace_list")]
 
     def has_namespace(self, namespace: str) -> bool:
-        return bool(self._read("namespace_exists", namespace=namespace)[0]["found"])
+        # a namespace seen to exist is remembered for a few seconds (every recall asks);
+        # deleting it here forgets it at once
+        seen = self._namespaces_seen.get(namespace)
+        if seen is not None and time.monotonic() - seen < _NAMESPACE_TTL:
+            return True
+        found = bool(self._read("namespace_exists", namespace=namespace)[0]["found"])
+        if found:
+            self._namespaces_seen[namespace] = time.monotonic()
+        return found
 
     def delete_namespace(self, namespace: str) -> int:
+        self._namespaces_seen.pop(namespace, None)
         with self._lock:
             self._flush_access()
             for key in [k for k in self._pending_access if k[0] == namespace]:
@@ -321,6 +332,7 @@ class Neo4jStore:
                 norms = sorted({normalise_name(n) for n in [node.name, *node.aliases]} - {""})
                 names.append({"entity_id": node.id, "norms": norms})
         edge_rows = self._edge_rows(edges)
+        in_batch = {node.id for node in nodes}
 
         def work(tx: Any) -> None:
             self._tx(tx, "namespace_ensure", namespace=namespace, now=datetime.now(timezone.utc))
@@ -334,7 +346,7 @@ class Neo4jStore:
                     self._tx(tx, "nodes_put", {"label": LABELS[kind]}, namespace=namespace, rows=chunk)
             for chunk in _chunks(names, _WRITE_BATCH):
                 self._tx(tx, "entity_names_put", namespace=namespace, rows=chunk)
-            self._put_edges(tx, namespace, edge_rows)
+            self._put_edges(tx, namespace, edge_rows, in_batch)
 
         with self._lock:
             for node in nodes:  # the record written carries its own access counts
@@ -349,10 +361,12 @@ class Neo4jStore:
             rows.setdefault(EdgeType(e.type).value, []).append(_edge_row(e))
         return rows
 
-    def _put_edges(self, tx: Any, namespace: str, rows: dict[str, list[dict[str, Any]]]) -> None:
+    def _put_edges(
+        self, tx: Any, namespace: str, rows: dict[str, list[dict[str, Any]]], in_batch: set[str] = frozenset()
+    ) -> None:
         if not rows:
             return
-        ends = list({r[end] for group in rows.values() for r in group for end in ("source", "target")})
+        ends = list({r[end] for group in rows.values() for r in group for end in ("source", "target")} - in_batch)
         for chunk in _chunks(ends, _READ_CHUNK):
             missing = self._tx(tx, "edges_missing_ends", namespace=namespace, ids=chunk)
             if missing:
