@@ -173,13 +173,16 @@ class Neo4jStore:
         with self._errors(), self._driver.session(database=self.database) as session:
             return session.execute_write(work) if write else session.execute_read(work)
 
-    def _read(self, name: str, **params: Any) -> list[Any]:
+    def _statement(self, write: bool, name: str, params: dict[str, Any]) -> list[Any]:
+        """Run one named query in its own managed transaction; ``_ids`` fills its slots."""
         text = query(name).render(**params.pop("_ids", {}))
-        return self._run(False, lambda tx: list(tx.run(text, params)))
+        return self._run(write, lambda tx: list(tx.run(text, params)))
+
+    def _read(self, name: str, **params: Any) -> list[Any]:
+        return self._statement(False, name, params)
 
     def _write(self, name: str, **params: Any) -> list[Any]:
-        text = query(name).render(**params.pop("_ids", {}))
-        return self._run(True, lambda tx: list(tx.run(text, params)))
+        return self._statement(True, name, params)
 
     def _rows(self, name: str, **params: Any) -> list[Any]:
         """A query that returns its result as one row of lists (``rows``): one Bolt record
