@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import datetime
 from pathlib import Path
 from typing import Optional
 
@@ -373,7 +374,11 @@ def _cell(value) -> str:
         return "; ".join(_cell(v) for v in value)
     if isinstance(value, dict):
         return json.dumps(value, ensure_ascii=False, default=str)
-    return str(value.iso_format() if hasattr(value, "iso_format") else value)
+    if hasattr(value, "to_native"):  # Neo4j temporal values
+        value = value.to_native()
+    if isinstance(value, datetime):
+        return value.isoformat(timespec="seconds")
+    return str(value)
 
 
 @app.command()
