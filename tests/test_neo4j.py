@@ -6,7 +6,6 @@ from __future__ import annotations
 import re
 import threading
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,7 +18,7 @@ from graphmem.store.cypher import LABELS, all_files, cypher_dir, explore_files, 
 from graphmem.store.neo4j import Neo4jStore
 
 from .conftest import (
-    BACKENDS, DIM, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI, ROOT, make_store, neo4j_dev, neo4j_store, unit, wipe_neo4j,
+    BACKENDS, DIM, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI, ROOT, make_store, neo4j_dev, unit, wipe_neo4j,
 )
 
 pytestmark = [

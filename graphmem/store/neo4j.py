@@ -351,10 +351,10 @@ class Neo4jStore:
                 self._tx(tx, "entity_names_put", namespace=namespace, rows=chunk)
             self._put_edges(tx, namespace, edge_rows, in_batch)
 
+        self._run(True, work)
         with self._lock:
             for node in nodes:  # the record written carries its own access counts
                 self._pending_access.pop((namespace, node.id), None)
-        self._run(True, work)
         self._maybe_flush_access()
 
     @staticmethod
@@ -365,7 +365,7 @@ class Neo4jStore:
         return rows
 
     def _put_edges(
-        self, tx: Any, namespace: str, rows: dict[str, list[dict[str, Any]]], in_batch: set[str] = frozenset()
+        self, tx: Any, namespace: str, rows: dict[str, list[dict[str, Any]]], in_batch: set[str]
     ) -> None:
         if not rows:
             return
