@@ -7,6 +7,7 @@ Every method takes the namespace; no method reads across namespaces."""
 from __future__ import annotations
 
 import hashlib
+import json
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -14,8 +15,10 @@ from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..errors import ValidationError
-from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
+from pydantic import ValidationError as PydanticValidationError
+
+from ..errors import StoreError, ValidationError
+from ..models import NODE_TYPES, Edge, EdgeType, Entity, Node, NodeKind, Status
 
 Direction = Literal["out", "in", "both"]
 
@@ -55,6 +58,20 @@ def prepare_vectors(nodes: Sequence[Node], vectors: np.ndarray | None, dim: int)
     if np.any(has_vec & (norms == 0)):
         raise ValidationError("a vector has zero length")
     return vectors / np.where(norms == 0, 1.0, norms)[:, None], has_vec
+
+
+def hydrate(kind: str, data: str, node_id: str, access_count: int | None, last_accessed_at: object,
+            pending: tuple[int, object] | None) -> Node:
+    """A stored record from its JSON, with the access count and time kept beside it plus any
+    accesses still buffered in this process (``pending``: count, latest time)."""
+    payload = json.loads(data)
+    if kind not in ("entity", "session"):
+        payload["access_count"] = (access_count or 0) + (pending[0] if pending else 0)
+        payload["last_accessed_at"] = pending[1] if pending else last_accessed_at
+    try:
+        return NODE_TYPES[kind].model_validate(payload)
+    except PydanticValidationError as exc:
+        raise StoreError(f"stored record {node_id} does not validate: {exc}") from exc
 
 
 def unit_query(vector: np.ndarray, dim: int | None) -> np.ndarray:

@@ -25,12 +25,11 @@ from typing import Any
 
 import networkx as nx
 import numpy as np
-from pydantic import ValidationError as PydanticValidationError
 
 from ..errors import ConfigurationError, StoreError, ValidationError
-from ..models import NODE_TYPES, Edge, EdgeType, Entity, Node, NodeKind, Status
+from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..text import fts_query, index_terms, normalise_name, query_terms
-from .base import Direction, check_batch, node_text, prepare_vectors, scope_token, unit_query
+from .base import Direction, check_batch, hydrate, node_text, prepare_vectors, scope_token, unit_query
 
 log = logging.getLogger(__name__)
 
@@ -439,19 +438,8 @@ class EmbeddedStore:
                     index.set_code(nodes[i].id, _STATUS_CODE.get(getattr(nodes[i], "status", "active"), 0))
 
     def _hydrate(self, rows: Iterable[tuple]) -> list[Node]:
-        out: list[Node] = []
-        for kind, data, access_count, last_at, ns, node_id in rows:
-            payload = json.loads(data)
-            if kind not in ("entity", "session"):
-                pend = self._pending_access.get((ns, node_id))
-                payload["access_count"] = access_count + (pend[0] if pend else 0)
-                last = pend[1] if pend else last_at
-                payload["last_accessed_at"] = last
-            try:
-                out.append(NODE_TYPES[kind].model_validate(payload))
-            except PydanticValidationError as exc:
-                raise StoreError(f"stored record {node_id} does not validate: {exc}") from exc
-        return out
+        return [hydrate(kind, data, node_id, access_count, last_at, self._pending_access.get((ns, node_id)))
+                for kind, data, access_count, last_at, ns, node_id in rows]
 
     _COLS = "kind, data, access_count, last_accessed_at, namespace, id"
 

@@ -27,12 +27,11 @@ from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 import numpy as np
-from pydantic import ValidationError as PydanticValidationError
 
 from ..errors import ConfigurationError, StoreError, ValidationError
-from ..models import NODE_TYPES, Edge, EdgeType, Entity, Node, NodeKind, Status
-from ..text import index_terms, normalise_name, query_terms
-from .base import Direction, check_batch, node_text, prepare_vectors, scope_token, unit_query
+from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
+from ..text import MAX_QUERY_TERMS, index_terms, normalise_name, query_terms
+from .base import Direction, check_batch, hydrate, node_text, prepare_vectors, scope_token, unit_query
 from .cypher import LABELS, query, schema_files
 
 log = logging.getLogger(__name__)
@@ -46,7 +45,6 @@ _ACCESS_FLUSH_SECONDS = 5.0
 _LABEL_COUNT_TTL = 10.0
 _NAMESPACE_TTL = 5.0
 _VECTOR_INDEX = {kind: f"{kind}_embedding" for kind in ("memory", "message", "episode", "procedure", "entity")}
-_MAX_TERMS = 64
 _MAX_CANDIDATES = 5000  # the most HNSW candidates asked before an exact scan of the namespace
 
 T = TypeVar("T")
@@ -381,20 +379,12 @@ class Neo4jStore:
 
     def _hydrate(self, rows: Iterable[list[Any]], namespace: str | None = None) -> list[Node]:
         """Records from rows of [kind, data, access_count, last_accessed_at, id(, namespace)]."""
-        out: list[Node] = []
         with self._lock:
-            for kind, data, access_count, last_at, node_id, *rest in rows:
-                ns = namespace or rest[0]
-                payload = json.loads(data)
-                if kind not in ("entity", "session"):
-                    pend = self._pending_access.get((ns, node_id))
-                    payload["access_count"] = (access_count or 0) + (pend[0] if pend else 0)
-                    payload["last_accessed_at"] = pend[1] if pend else _to_native(last_at)
-                try:
-                    out.append(NODE_TYPES[kind].model_validate(payload))
-                except PydanticValidationError as exc:
-                    raise StoreError(f"stored record {node_id} does not validate: {exc}") from exc
-        return out
+            return [
+                hydrate(kind, data, node_id, access_count, _to_native(last_at),
+                        self._pending_access.get((namespace or rest[0], node_id)))
+                for kind, data, access_count, last_at, node_id, *rest in rows
+            ]
 
     def get(self, namespace: str, ids: Sequence[str]) -> list[Node]:
         if not ids:
@@ -533,7 +523,7 @@ class Neo4jStore:
     def keyword_search(
         self, namespace: str, kind: NodeKind, text: str, k: int, statuses: Sequence[Status]
     ) -> list[tuple[str, float]]:
-        terms = query_terms(text)[:_MAX_TERMS]
+        terms = query_terms(text)[:MAX_QUERY_TERMS]
         if not terms or k <= 0:
             return []
         scopes = " ".join(scope_token(namespace, kind, Status(s).value) for s in statuses)

@@ -1,11 +1,11 @@
 """Text in English and Chinese: tokens for keyword search, keywords for dedupe,
 entity tagging (spaCy for English, jieba for Chinese) and token counting."""
 
-from .tokens import STOPWORDS, fts_query, index_terms, keywords, query_terms, segment, stem
+from .tokens import MAX_QUERY_TERMS, STOPWORDS, fts_query, index_terms, keywords, query_terms, segment, stem
 from .entities import EntityTagger, TaggedEntity, normalise_name
 from .tokencount import ApproxTokenCounter, TokenCounter
 
 __all__ = [
-    "STOPWORDS", "ApproxTokenCounter", "EntityTagger", "TaggedEntity", "TokenCounter", "fts_query", "index_terms",
+    "MAX_QUERY_TERMS", "STOPWORDS", "ApproxTokenCounter", "EntityTagger", "TaggedEntity", "TokenCounter", "fts_query", "index_terms",
     "keywords", "normalise_name", "query_terms", "segment", "stem",
 ]

@@ -94,12 +94,15 @@ def query_terms(text: str) -> list[str]:
     return list(seen)
 
 
+MAX_QUERY_TERMS = 64  # terms a keyword query keeps, in query order
+
+
 def fts_query(terms: list[str]) -> str | None:
     """An FTS5 MATCH expression that ORs ``terms``, each quoted so no user text is ever read
     as FTS5 syntax. None when there is nothing to search."""
     if not terms:
         return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms[:64])
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms[:MAX_QUERY_TERMS])
 
 
 def keywords(text: str) -> list[str]:
