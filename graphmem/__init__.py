@@ -6,7 +6,7 @@
     mem.recall("which language does the user like?")
 """
 
-from .engine import EntityIn, Memory, MemoryIn, MessageIn, RelationIn
+from .engine import Memory
 from .errors import (
     ConfigurationError,
     EmbeddingError,
@@ -22,13 +22,20 @@ from .models import (
     Edge,
     EdgeType,
     Entity,
+    EntityIn,
     Episode,
+    Explanation,
     History,
+    LifecycleAction,
+    MaintenanceRun,
+    MemoryIn,
     MemoryRecord,
     Message,
+    MessageIn,
     Neighbourhood,
     Procedure,
     Relation,
+    RelationIn,
     ScoreBreakdown,
     ScoredItem,
     Session,
@@ -36,14 +43,15 @@ from .models import (
     Status,
     Step,
 )
-from .settings import RecallOptions, ScoreWeights, Settings
+from .settings import LifecycleSettings, RecallFilter, RecallOptions, ScoreWeights, Settings
 
 __version__ = "0.1.0"
 
 __all__ = [
     "ConfigurationError", "Context", "EmbeddingError", "Edge", "EdgeType", "Entity", "EntityIn", "Episode",
-    "GraphMemError", "History", "ImportFormatError", "Memory", "MemoryIn", "MemoryRecord", "Message",
-    "MessageIn", "NamespaceNotFoundError", "Neighbourhood", "NotFoundError", "Procedure", "RecallOptions",
+    "Explanation", "GraphMemError", "History", "ImportFormatError", "LifecycleAction", "LifecycleSettings",
+    "MaintenanceRun", "Memory", "MemoryIn", "MemoryRecord", "Message", "MessageIn", "NamespaceNotFoundError",
+    "Neighbourhood", "NotFoundError", "Procedure", "RecallFilter", "RecallOptions",
     "Relation", "RelationIn", "ScoreBreakdown", "ScoreWeights", "ScoredItem", "Session", "Settings", "Source",
     "Status", "Step", "StoreError", "ValidationError",
 ]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from .models.records import Status, UTCDateTime
 
 
 class ScoreWeights(BaseModel):
@@ -60,6 +62,55 @@ class RecallOptions(BaseModel):
     min_relevance: float = Field(0.05, ge=0, le=1, description="candidates below this relevance are dropped")
 
 
+class RecallFilter(BaseModel):
+    """What a recall may return: layers, statuses, one session's messages, a point in time,
+    and whether reading counts as a use. Frozen: start from a preset (``RecallFilter.DEFAULT``,
+    ``.AUDIT``, ``.READ_ONLY``) and ``model_copy(update=...)`` it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    layers: tuple[Literal["memory", "episode", "procedure", "message"], ...] = ("memory", "episode", "procedure", "message")
+    include_superseded: bool = False
+    include_archived: bool = False
+    session_id: str | None = Field(None, description="only this session's raw messages (other layers unaffected)")
+    record_access: bool = Field(True, description="count this read as a use (frequency and recency factors)")
+    as_of: UTCDateTime | None = Field(
+        None, description="what was true at this time: memories valid then (valid_at <= as_of < invalid_at), "
+        "superseded ones included, whatever graphmem believes now"
+    )
+
+    def statuses(self) -> tuple[Status, ...]:
+        """Memory statuses this filter admits: a point in time admits superseded facts (they
+        may have held then); merged-away duplicates never come back (their survivor does)."""
+        out = [Status.active]
+        if self.include_superseded or self.as_of is not None:
+            out.append(Status.superseded)
+        if self.include_archived:
+            out.append(Status.archived)
+        return tuple(out)
+
+    DEFAULT: ClassVar["RecallFilter"]
+    AUDIT: ClassVar["RecallFilter"]
+    READ_ONLY: ClassVar["RecallFilter"]
+
+
+class LifecycleSettings(BaseModel):
+    """The maintenance rules' numbers (the design seeds' defaults). Frozen."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    expire_importance_below: float = Field(0.1, ge=0, le=1, description="expiry candidates: importance below this ...")
+    expire_unused_days: float = Field(120, gt=0, description="... and not used (accessed, else created) for this long")
+    purge_after_days: float = Field(30, ge=0, description="archived memories are deleted for good this long after")
+    max_active_memories: int | None = Field(
+        10_000, ge=1, description="per-namespace cap; over it the lowest by importance, confidence, recency and "
+        "frequency are archived (None: no cap)"
+    )
+    merge: bool = Field(True, description="merge near-duplicates (the write-time dedupe rules) in each run")
+    merge_cosine: float = Field(0.9, gt=0, le=1, description="a near paraphrase: merged at this cosine or above")
+    reembed_batch: int = Field(512, ge=1, description="texts embedded per batch when re-embedding")
+
+
 class Settings(BaseSettings):
     """All of graphmem's configuration. Environment variables use the ``GRAPHMEM_`` prefix,
     nested values use ``__`` (``GRAPHMEM_RECALL__GRAPH_DEPTH=1``)."""
@@ -81,6 +132,7 @@ class Settings(BaseSettings):
     cache_dir: Path = Field(Path("~/.cache/graphmem").expanduser(), description="assembled model files live here")
     embedder: Literal["use", "e5"] = "use"
     recall: RecallOptions = RecallOptions()
+    lifecycle: LifecycleSettings = LifecycleSettings()
     max_batch: int = Field(10_000, ge=1, description="most records accepted in one write call")
     enrichment: Literal["background", "manual"] = Field(
         "background", description="messages written with wait=False: embedded by a background thread, or only on flush()"
@@ -102,3 +154,8 @@ class Settings(BaseSettings):
     context_budget: int = Field(1500, ge=32, description="default token budget of context()")
     recent_turns: int = Field(6, ge=0, description="L0: how many recent session turns context() may add")
     soul: str = Field("", description="default identity block for context(); set per namespace with set_soul")
+
+
+RecallFilter.DEFAULT = RecallFilter()
+RecallFilter.AUDIT = RecallFilter(include_superseded=True, include_archived=True, record_access=False)
+RecallFilter.READ_ONLY = RecallFilter(record_access=False)  # evaluations and dashboards: no feedback

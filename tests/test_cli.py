@@ -123,3 +123,36 @@ def test_add_then_extract_and_status(db, tmp_path):
     result = run(db, "extract")  # a window of thanks: skipped, the model is never loaded
     assert result.exit_code == 0 and "1 skipped" in result.output
     assert '"skipped": 1' in run(db, "status", "--json").output
+
+
+def test_lifecycle_commands(db):
+    pinned = json.loads(run(db, "remember", "The user's blood type is O negative", "--importance", "0.05",
+                            "--pinned", "--json").output)
+    low = json.loads(run(db, "remember", "The lift on level 3 was slow once", "--importance", "0.05", "--json").output)
+    assert pinned["pinned"] is True
+    result = run(db, "maintain", "--dry-run", "--now", "2099-01-01")
+    assert result.exit_code == 0, result.output
+    assert "would change" in result.output and "expire" in result.output and low["id"] in result.output
+    result = run(db, "explain", low["id"])
+    assert result.exit_code == 0 and "expires on" in result.output and "0.05 < 0.1" in result.output
+    result = run(db, "maintain", "--now", "2099-01-01", "--json")
+    runs = json.loads(result.output)
+    assert runs[0]["expired"] == 1 and runs[0]["actions"][0]["id"] == low["id"] and not runs[0]["dry_run"]
+    history = run(db, "maintain", "--history")
+    assert history.exit_code == 0 and "maintenance runs" in history.output and runs[0]["id"] in history.output
+    assert "archived" in run(db, "explain", low["id"]).output
+    result = run(db, "recall", "lift level 3", "--include-archived", "--json")
+    assert low["id"] in result.output
+    bad = run(db, "maintain", "--cap", "-1")
+    assert bad.exit_code == 1 and "-1" in bad.output and "Traceback" not in bad.output
+    assert run(db, "explain", "mem_missing").exit_code == 1
+
+
+def test_forget_a_whole_namespace_needs_yes(db):
+    run(db, "-n", "tenant-x", "remember", "Bea sails near Kiel")
+    result = run(db, "forget", "--namespace", "tenant-x")
+    assert result.exit_code == 1 and "--yes" in result.output
+    result = run(db, "forget", "--namespace", "tenant-x", "--yes")
+    assert result.exit_code == 0 and "deleted namespace 'tenant-x'" in result.output
+    assert "tenant-x" not in run(db, "stats", "--json").output
+    assert run(db, "forget", "--namespace", "tenant-x", "--yes").exit_code == 1  # gone: a clear error

@@ -11,7 +11,7 @@ import pytest
 from graphmem import ConfigurationError, GraphMemError, Memory
 from graphmem.engine.extraction import is_trivial
 from graphmem.extract import default_model_path
-from graphmem.extract.consolidate import Fact, decide
+from graphmem.lifecycle.rules import Fact, decide
 from graphmem.extract.extractors import InvalidOutput, extract_window
 from graphmem.extract.schema import parse_wire
 from graphmem.models import EdgeType, MemoryRecord, Message, Status
@@ -309,7 +309,7 @@ def test_openai_compatible_server_extractor(tmp_path):
             time.sleep(0.5)
         settings = Settings(extraction="manual", llm_base_url=base, llm_model="local")
         with Memory(tmp_path / "oa.db", settings=settings) as mem:
-            assert mem._extraction.extractor.name == "openai:local"
+            assert mem.extractor_name == "openai:local"
             mem.add_messages("en-profile", session_messages("en-profile"))
             mem.flush()
             assert mem.extraction_status()["done"] == 1

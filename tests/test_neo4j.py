@@ -3,6 +3,7 @@ faults (server down, bad credentials, wrong dimension, a restart mid-run)."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 import time
@@ -14,7 +15,7 @@ from typer.testing import CliRunner
 from graphmem.cli import app
 from graphmem.errors import ConfigurationError, StoreError, ValidationError
 from graphmem.models import Edge, EdgeType, Entity, MemoryRecord, Message, Relation, Session, Status
-from graphmem.store.cypher import LABELS, all_files, cypher_dir, explore_files, query
+from graphmem.store.cypher import LABELS, VECTOR_PROPS, all_files, cypher_dir, explore_files, query
 from graphmem.store.neo4j import Neo4jStore
 
 from .conftest import (
@@ -62,11 +63,9 @@ def test_schema_applied_twice_is_harmless(store):
 
 
 def _render_all(f) -> list[str]:
-    if not f.slots:
-        return [f.text]
-    choices = {"label": sorted(set(LABELS.values())), "rel_type": [t.value for t in EdgeType]}
-    (slot,) = f.slots
-    return [f.render(**{slot: value}) for value in choices[slot]]
+    choices = {"label": sorted(set(LABELS.values())), "rel_type": [t.value for t in EdgeType], "vector": VECTOR_PROPS}
+    slots = sorted(f.slots)
+    return [f.render(**dict(zip(slots, values))) for values in itertools.product(*(choices[s] for s in slots))]
 
 
 def test_every_cypher_file_parses_on_the_server_without_deprecations(store):
@@ -88,7 +87,7 @@ def test_every_cypher_file_parses_on_the_server_without_deprecations(store):
 
 
 def test_no_cypher_file_is_unused():
-    source = (ROOT / "graphmem" / "store" / "neo4j.py").read_text()
+    source = "".join(p.read_text() for p in sorted((ROOT / "graphmem" / "store").glob("neo4j*.py")))
     cli = (ROOT / "graphmem" / "cli" / "commands.py").read_text()
     for path in (cypher_dir() / "store").glob("*.cypher"):
         assert f'"{path.stem}"' in source, f"{path} is never run by Neo4jStore"
@@ -97,6 +96,7 @@ def test_no_cypher_file_is_unused():
     assert "schema_files()" in source and "explore_files()" in cli  # every schema and explore file is loaded
     assert set(explore_files()) == {
         "person_facts", "memory_provenance", "procedures", "entity_neighbourhood", "expiring_memories",
+        "maintenance_runs",
     }
 
 

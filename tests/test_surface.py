@@ -48,3 +48,58 @@ def test_docker_compose_pins_the_launchers_neo4j_release():
     assert {"neo4j-data", "neo4j-logs"} <= set(compose["volumes"])
     assert "cypher-shell" in " ".join(neo4j["healthcheck"]["test"])
     assert "heap_max__size" in " ".join(neo4j["environment"])
+
+
+PACKAGE = ROOT / "graphmem"
+BELOW_ENGINE = ("models", "store", "embed", "text", "extract", "retrieve", "lifecycle", "background.py", "errors.py",
+                "settings.py")
+
+
+def _imports(path: Path) -> set[str]:
+    """The absolute names of the modules ``path`` imports."""
+    import ast
+
+    package = list(path.relative_to(ROOT).parent.parts)
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            names.add(".".join(base + ([node.module] if node.module else [])))
+        elif isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+    return names
+
+
+def test_nothing_below_the_engine_imports_it():
+    checked = 0
+    for part in BELOW_ENGINE:
+        files = [PACKAGE / part] if part.endswith(".py") else sorted((PACKAGE / part).rglob("*.py"))
+        for f in files:
+            for name in _imports(f):
+                checked += 1
+                assert not name.startswith(("graphmem.engine", "graphmem.cli", "graphmem.scripts")), \
+                    f"{f.relative_to(ROOT)} imports {name}"
+    assert checked > 100
+
+
+def test_no_face_reaches_into_memory_private_members():
+    pattern = re.compile(r"\b(mem|memory|self\.memory)\._[a-z]")
+    for f in [*PACKAGE.rglob("*.py"), *(ROOT / "tests").rglob("*.py"), *(ROOT / "benchmarks").rglob("*.py")]:
+        if f.parent.name == "engine":
+            continue
+        for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            assert not pattern.search(line), f"{f.relative_to(ROOT)}:{n} uses a private member of Memory: {line.strip()}"
+
+
+def test_no_module_grows_past_about_600_lines():
+    for f in PACKAGE.rglob("*.py"):
+        n = len(f.read_text(encoding="utf-8").splitlines())
+        assert n <= 610, f"{f.relative_to(ROOT)} has {n} lines: split it by concern"
+
+
+def test_store_capabilities_are_declared_not_probed():
+    for f in (PACKAGE / "engine").rglob("*.py"):
+        text = f.read_text(encoding="utf-8")
+        assert "getattr(self.store" not in text and "hasattr(self.store" not in text, f
+    for f in (PACKAGE / "cli").rglob("*.py"):
+        assert "getattr(store" not in f.read_text(encoding="utf-8"), f

@@ -1,11 +1,11 @@
-// purpose: memories close to expiry: the lifecycle expires active memories of importance below
-//          0.1 unused for 120 days; this lists those within $warn_days of it, plus facts whose
-//          validity ends within $warn_days
+// purpose: memories close to expiry: the lifecycle (graphmem maintain) archives active, unpinned
+//          memories of importance below 0.1 unused for 120 days (the default settings); this lists
+//          those within $warn_days of it, plus facts whose validity ends within $warn_days
 // params:  $namespace (string), $warn_days (int, optional, default 14)
 // mode:    read
 WITH datetime() AS now, coalesce($warn_days, 14) AS warn
 MATCH (m:Memory {namespace: $namespace})
-WHERE m.status = 'active'
+WHERE m.status = 'active' AND coalesce(m.pinned, false) = false
 WITH m, now, warn, coalesce(m.last_accessed_at, m.created_at) AS last_used
 WITH m, now, warn, last_used,
      CASE WHEN m.importance < 0.1 THEN last_used + duration({days: 120}) END AS unused_expiry,

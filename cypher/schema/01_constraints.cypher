@@ -9,5 +9,6 @@ CREATE CONSTRAINT episode_id IF NOT EXISTS FOR (n:Episode) REQUIRE (n.namespace,
 CREATE CONSTRAINT procedure_id IF NOT EXISTS FOR (n:Procedure) REQUIRE (n.namespace, n.id) IS UNIQUE;
 CREATE CONSTRAINT entity_id IF NOT EXISTS FOR (n:Entity) REQUIRE (n.namespace, n.id) IS UNIQUE;
 CREATE CONSTRAINT session_id IF NOT EXISTS FOR (n:Session) REQUIRE (n.namespace, n.id) IS UNIQUE;
+CREATE CONSTRAINT maintenance_id IF NOT EXISTS FOR (n:MaintenanceRun) REQUIRE (n.namespace, n.id) IS UNIQUE;
 CREATE CONSTRAINT namespace_name IF NOT EXISTS FOR (n:GraphMemNamespace) REQUIRE n.name IS UNIQUE;
 CREATE CONSTRAINT meta_key IF NOT EXISTS FOR (n:GraphMemMeta) REQUIRE (n.namespace, n.key) IS UNIQUE;

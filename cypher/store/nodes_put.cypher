@@ -1,7 +1,10 @@
 // purpose: insert or replace a batch of nodes of one kind; a row without a vector keeps the
-//          node's stored vector, and a node with none is marked vector_pending for enrichment
-// params:  $namespace (string), $rows (list<{id, props: map, vector: list<float>|null}>)
-//          {label}: the kind's label, one of Memory Message Episode Procedure Entity Session
+//          node's stored vector, and a node with none is marked vector_pending for enrichment.
+//          While a re-embedding runs, a node given a new vector (or none yet) is queued for it.
+// params:  $namespace (string), $rows (list<{id, props: map, vector: list<float>|null}>),
+//          $prop (string): the live vector property, $shadow (string): the re-embedding's,
+//          $reembedding (bool): a re-embedding runs and this kind carries vectors;
+//          {label}: the kind's label, one of Memory Message Episode Procedure Entity Session MaintenanceRun
 // mode:    write
 UNWIND $rows AS row
 MERGE (n:Record {namespace: $namespace, id: row.id})
@@ -10,7 +13,9 @@ SET n += row.props
 WITH n, row
 CALL (n, row) {
   WITH n, row WHERE row.vector IS NOT NULL
-  CALL db.create.setNodeVectorProperty(n, 'embedding', row.vector)
+  CALL db.create.setNodeVectorProperty(n, $prop, row.vector)
 }
-SET n.vector_pending = CASE WHEN n.embedding IS NULL THEN true ELSE null END
+SET n.vector_pending = CASE WHEN n[$prop] IS NULL THEN true ELSE null END
+SET n.reembed_pending = CASE WHEN $reembedding AND (row.vector IS NOT NULL OR n[$shadow] IS NULL) THEN true
+                        ELSE n.reembed_pending END
 RETURN count(*) AS written

@@ -97,7 +97,7 @@ def print_context(ctx: Context) -> None:
     out.print(f"[dim]{ctx.tokens}/{ctx.budget} tokens, {len(ctx.items)} items, {ctx.dropped} dropped; {timing}[/dim]")
 
 
-from . import commands  # noqa: E402,F401  (registers the commands)
+from . import commands, lifecycle  # noqa: E402,F401  (registers the commands)
 
 
 def main() -> None:

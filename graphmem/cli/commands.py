@@ -12,8 +12,9 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ..errors import ImportFormatError, ValidationError
+from ..errors import ValidationError
 from ..models import Layer
+from ..models.jsonl import read_messages
 from . import _print_json, app, handles_errors, open_memory, out, print_context, recall_table, state
 
 ADD_BATCH = 256
@@ -30,32 +31,6 @@ def init() -> None:
         out.print(f"store ready: {where} ({mem.embedder.name}, {mem.embedder.dim}-d)")
 
 
-def read_jsonl(lines: list[str], session: Optional[str]) -> list[tuple[str, dict]]:
-    """(session_id, message) pairs of a JSONL input; every bad line is reported by number."""
-    from ..engine import MessageIn
-
-    rows, errors = [], []
-    for lineno, raw in enumerate(lines, 1):
-        if not raw.strip():
-            continue
-        try:
-            data = json.loads(raw)
-            if not isinstance(data, dict):
-                raise ValueError("expected a JSON object")
-            sid = data.pop("session_id", None) or session
-            if not sid:
-                raise ValueError("no session_id on the line and no --session given")
-            MessageIn.model_validate(data)
-            rows.append((str(sid), data))
-        except ValueError as exc:  # json and pydantic errors are ValueErrors
-            reason = exc.errors()[0]["msg"] if hasattr(exc, "errors") else str(exc)
-            errors.append(ImportFormatError(lineno, reason))
-    if errors:
-        detail = "; ".join(str(e) for e in errors[:5])
-        raise ImportFormatError(errors[0].line, f"{len(errors)} bad line(s), nothing added: {detail}")
-    return rows
-
-
 @app.command()
 @handles_errors
 def add(
@@ -65,7 +40,7 @@ def add(
 ) -> None:
     """Append conversation messages (fast path: searchable at once)."""
     text = sys.stdin.read() if file is None or str(file) == "-" else file.read_text(encoding="utf-8")
-    rows = read_jsonl(text.splitlines(), session)
+    rows = read_messages(text.splitlines(), session)
     if not rows:
         raise ValidationError("no messages in the input")
     with open_memory() as mem, _progress() as progress:
@@ -90,15 +65,15 @@ def add(
             out.print(f"{queued} window(s) queued for extraction: run `graphmem extract` (or add --extract)")
 
 
-def extraction_progress(mem) -> None:
-    """Extract every pending window in this process, with a progress bar."""
+def extraction_progress(mem) -> list[dict]:
+    """Extract every pending window in this process, with a progress bar; the windows' reports."""
     with _progress() as progress:
         task = progress.add_task("extracting windows", total=None)
 
         def step(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
 
-        mem._extraction.run_pending(final=True, progress=step)
+        return mem.extract(progress=step)
 
 
 @app.command()
@@ -146,13 +121,14 @@ def remember(
     confidence: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="default: from --source"),
     source: str = typer.Option("user_stated", help="user_stated (1.0), inferred (0.7) or observed (0.5)"),
     entity: list[str] = typer.Option([], "--entity", "-e", help="entity the memory mentions (repeatable)"),
+    pinned: bool = typer.Option(False, "--pinned", help="never expires, is never capped or purged"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Write one memory explicitly."""
     with open_memory() as mem:
         rec = mem.remember(
             text, namespace=state.namespace, subject=subject, predicate=predicate, object=object_, category=category,
-            importance=importance, confidence=confidence, source=source,
+            importance=importance, confidence=confidence, source=source, pinned=pinned,
             entities=[{"name": e} for e in entity] if entity else None,
         )
     if as_json:
@@ -168,12 +144,15 @@ def recall(
     k: int = typer.Option(10, "--k", "-k", min=1, max=1000),
     layer: list[str] = typer.Option([], "--layer", "-l", help="memory, episode, procedure, message (repeatable)"),
     include_superseded: bool = typer.Option(False, "--include-superseded"),
+    include_archived: bool = typer.Option(False, "--include-archived"),
+    as_of: Optional[datetime] = typer.Option(None, "--as-of", help="what was true at this time (ISO date or time, UTC)"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Recall the best items for a query, with each score's factor breakdown."""
     with open_memory() as mem:
         layers: tuple[Layer, ...] = tuple(layer) if layer else ("memory", "episode", "procedure", "message")
-        items = mem.recall(query, k=k, namespace=state.namespace, layers=layers, include_superseded=include_superseded)
+        items = mem.recall(query, k=k, namespace=state.namespace, layers=layers, include_superseded=include_superseded,
+                           include_archived=include_archived, as_of=as_of)
     if as_json:
         _print_json([s.model_dump(mode="json") for s in items])
     else:
@@ -240,8 +219,23 @@ def list_(
 
 @app.command()
 @handles_errors
-def forget(ids: list[str] = typer.Argument(..., help="record ids to delete for good")) -> None:
-    """Delete records with their edges and index entries."""
+def forget(
+    ids: Optional[list[str]] = typer.Argument(None, help="record ids to delete for good"),
+    whole: Optional[str] = typer.Option(None, "--namespace", help="delete this whole namespace (needs --yes)"),
+    yes: bool = typer.Option(False, "--yes", help="confirm deleting a whole namespace"),
+) -> None:
+    """Delete records with their edges and index entries, or a whole namespace."""
+    if whole is not None:
+        if ids:
+            raise ValidationError("give record ids or --namespace, not both")
+        if not yes:
+            raise ValidationError(f"deleting namespace {whole!r} removes everything in it for good; add --yes")
+        with open_memory() as mem:
+            n = mem.forget_namespace(whole)
+        out.print(f"deleted namespace {whole!r}: {n} record(s)")
+        return
+    if not ids:
+        raise ValidationError("give record ids to delete, or --namespace NS --yes")
     with open_memory() as mem:
         n = mem.forget(ids, namespace=state.namespace)
     out.print(f"deleted {n} record(s)")
@@ -417,11 +411,10 @@ def cypher(
             params[key] = json.loads(raw)
         except json.JSONDecodeError:
             params[key] = raw
-    settings = Settings()
-    if settings.backend != "neo4j":
-        raise ConfigurationError("graphmem cypher needs the Neo4j backend: set GRAPHMEM_BACKEND=neo4j (see README)")
-    store = open_store(settings)
+    store = open_store(Settings())
     try:
+        if not store.capabilities.cypher:
+            raise ConfigurationError("graphmem cypher needs the Neo4j backend: set GRAPHMEM_BACKEND=neo4j (see README)")
         columns, rows = store.explore(text, params)  # type: ignore[attr-defined]
     finally:
         store.close()

@@ -9,7 +9,8 @@ from importlib import resources
 from pathlib import Path
 
 from . import out, print_context, recall_table
-from .commands import extraction_progress, _progress, read_jsonl
+from ..models.jsonl import read_messages
+from .commands import _progress, extraction_progress
 
 QUESTIONS = [
     "Which programming language should I use for the Atlas tooling?",
@@ -36,7 +37,7 @@ def run_demo(db: Path | None, namespace: str = "demo") -> None:
     try:
         with open_memory(db, extraction="manual") as mem:
             out.rule("1. Ingest a bilingual conversation (fast path: stored, embedded, tagged)")
-            rows = read_jsonl(_data("demo_conversation.jsonl").splitlines(), None)
+            rows = read_messages(_data("demo_conversation.jsonl").splitlines(), None)
             with _progress() as progress:
                 task = progress.add_task("messages", total=len(rows))
                 for sid, msg in rows:
@@ -47,10 +48,9 @@ def run_demo(db: Path | None, namespace: str = "demo") -> None:
             out.rule("2. Recall straight from the raw messages (no LLM involved yet)")
             out.print(recall_table(mem.recall(QUESTIONS[1], k=3, namespace=namespace), QUESTIONS[1]))
 
-            out.rule(f"3. Extract with the local model ({mem._extraction.extractor.name})")
+            out.rule(f"3. Extract with the local model ({mem.extractor_name})")
             out.print("[dim]Every 4 messages form a window; the first call also loads the model.[/dim]")
-            extraction_progress(mem)
-            for entry in mem._extraction.counters.log:
+            for entry in extraction_progress(mem):
                 head = f"{entry['session']}[{entry['window'][0]}:{entry['window'][1]}] {entry['seconds']:.1f} s"
                 if entry.get("skipped"):
                     out.print(f"[dim]{head}: nothing memorable, no model call[/dim]")

@@ -13,7 +13,7 @@ from ..errors import ConfigurationError, EmbeddingError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["E5Embedder", "Embedder", "USEEmbedder", "make_embedder"]
+__all__ = ["E5Embedder", "Embedder", "USEEmbedder", "embedder_for", "make_embedder"]
 
 
 @runtime_checkable
@@ -101,3 +101,14 @@ def make_embedder(name: str) -> Embedder:
         if name not in _cache:
             _cache[name] = _EMBEDDERS[name]()
         return _cache[name]
+
+
+def embedder_for(model: str, dim: int) -> Embedder:
+    """The embedder that made a store's vectors, by the model name stored with them."""
+    for key, cls in _EMBEDDERS.items():
+        if cls.name == model and cls.dim == dim:
+            return make_embedder(key)
+    raise ConfigurationError(
+        f"the store holds vectors of {model} ({dim}-d), which graphmem cannot load; open it with that embedder "
+        "(Memory(embedder=...)) and call reembed(), or export without vectors and import into a new store"
+    )

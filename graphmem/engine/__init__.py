@@ -1,6 +1,8 @@
-"""The engine: the ``Memory`` facade and its validated inputs."""
+"""The engine: the ``Memory`` facade, which orchestrates the store, the lifecycle workers and
+recall, and its background workers (enrichment, extraction)."""
 
-from .inputs import EntityIn, MemoryIn, MemoryPatch, MessageIn, RelationIn
-from .memory import EXPORT_FORMAT, Memory
+from ..lifecycle import EXPORT_FORMAT
+from ..models import EntityIn, MemoryIn, MemoryPatch, MessageIn, RelationIn
+from .memory import Memory
 
 __all__ = ["EXPORT_FORMAT", "EntityIn", "Memory", "MemoryIn", "MemoryPatch", "MessageIn", "RelationIn"]

@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import TYPE_CHECKING
-
 import numpy as np
 
+from ..lifecycle import Parts
 from ..models import Message
-from .background import BackgroundWorker
-
-if TYPE_CHECKING:
-    from .memory import Memory
+from ..background import BackgroundWorker
 
 log = logging.getLogger(__name__)
 BATCH = 512
@@ -25,36 +21,36 @@ BATCH = 512
 class Enricher(BackgroundWorker):
     label = "enrichment"
 
-    def __init__(self, memory: "Memory") -> None:
+    def __init__(self, parts: Parts) -> None:
         super().__init__()
-        self.memory = memory
+        self.parts = parts
 
     @property
     def mode(self) -> str:
-        return self.memory.settings.enrichment
+        return self.parts.settings.enrichment
 
     def next_job(self, final: bool) -> list[Message] | None:
-        batch = [m for m in self.memory.store.pending_vectors("message", BATCH) if isinstance(m, Message)]
+        batch = [m for m in self.parts.store.pending_vectors("message", BATCH) if isinstance(m, Message)]
         return batch or None
 
     def run_job(self, job: list[Message]) -> None:
         self._enrich(job)
 
     def _enrich(self, batch: list[Message]) -> None:
-        mem = self.memory
+        parts = self.parts
         t0 = time.perf_counter()
         texts = [m.content for m in batch]
-        vectors = mem.embedder.embed(texts)  # outside every lock: readers keep going
-        tags = mem.tagger.tag_many(texts)
+        vectors = parts.embedder.embed(texts)  # outside every lock: readers keep going
+        tags = parts.tagger.tag_many(texts)
         by_ns: dict[str, list[int]] = {}
         for i, m in enumerate(batch):
             by_ns.setdefault(m.namespace, []).append(i)
-        with mem._write_lock:  # re-read: a message deleted or changed meanwhile wins
+        with parts.write_lock:  # re-read: a message deleted or changed meanwhile wins
             for ns, idx in by_ns.items():
-                fresh = {n.id: n for n in mem.store.get(ns, [batch[i].id for i in idx])}
+                fresh = {n.id: n for n in parts.store.get(ns, [batch[i].id for i in idx])}
                 keep = [i for i in idx if batch[i].id in fresh]
                 if not keep:
                     continue
                 nodes = [fresh[batch[i].id].model_copy(update={"entities": [t.name for t in tags[i]]}) for i in keep]
-                mem.store.put(ns, nodes, np.asarray(vectors[keep]))
+                parts.store.put(ns, nodes, np.asarray(vectors[keep]))
         log.info("enriched %d messages in %.1f ms", len(batch), (time.perf_counter() - t0) * 1000)

@@ -1,5 +1,6 @@
 """Pydantic models: the records stored and the results returned."""
 
+from .inputs import EntityIn, MemoryIn, MemoryPatch, MessageIn, RelationIn
 from .records import (
     Scorable,
     LAYERS,
@@ -10,6 +11,8 @@ from .records import (
     Entity,
     Episode,
     Layer,
+    LifecycleAction,
+    MaintenanceRun,
     MemoryRecord,
     Message,
     Node,
@@ -25,11 +28,12 @@ from .records import (
     new_id,
     utcnow,
 )
-from .results import Context, ContextSection, History, Neighbourhood, ScoreBreakdown, ScoredItem, item_text
+from .results import Context, ContextSection, Explanation, History, Neighbourhood, ScoreBreakdown, ScoredItem, embed_text, item_text
 
 __all__ = [
     "LAYERS", "NODE_TYPES", "SOURCE_CONFIDENCE", "Context", "ContextSection", "Edge", "EdgeType", "Entity",
-    "Episode", "History", "Layer", "MemoryRecord", "Message", "Neighbourhood", "Node", "NodeKind", "Procedure",
-    "Record", "Relation", "Scorable", "ScoreBreakdown", "ScoredItem", "Session", "Source", "Status", "Step", "check_vector",
+    "EntityIn", "Episode", "Explanation", "History", "Layer", "LifecycleAction", "MaintenanceRun", "MemoryIn", "MemoryPatch",
+    "MessageIn", "RelationIn", "MemoryRecord", "Message", "Neighbourhood", "Node", "NodeKind", "Procedure",
+    "Record", "Relation", "Scorable", "ScoreBreakdown", "ScoredItem", "Session", "Source", "Status", "Step", "check_vector", "embed_text",
     "item_text", "new_id", "utcnow",
 ]

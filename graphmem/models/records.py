@@ -58,6 +58,7 @@ class Status(str, Enum):
     active = "active"
     superseded = "superseded"
     archived = "archived"
+    merged = "merged"  # folded into a near-duplicate by maintenance (MERGED_INTO), out of recall
 
 
 class Source(str, Enum):
@@ -164,8 +165,15 @@ class MemoryRecord(Scorable):
     predicate: str | None = None
     object: str | None = None
     source: Source = Source.user_stated
+    pinned: bool = False  # never expires, is never capped, never purged
+    # bi-temporal: when the fact held in the world (valid_at, invalid_at) apart from when
+    # graphmem learned it (created_at), retired it (expired_at: superseded or merged away)
+    # and archived it (archived_at: demoted by expiry or a cap, purged purge_after_days later)
     valid_at: UTCDateTime | None = None
     invalid_at: UTCDateTime | None = None
+    expired_at: UTCDateTime | None = None
+    archived_at: UTCDateTime | None = None
+    status_reason: str = ""  # the rule that last changed the status, with its numbers
     source_message_ids: list[str] = Field(default_factory=list)
     episode_id: str | None = None
     entities: list[str] = Field(default_factory=list)  # names as written, resolved to Entity ids by MENTIONS edges
@@ -213,7 +221,38 @@ class Procedure(Scorable):
     keywords: list[str] = Field(default_factory=list)
 
 
-Node = Session | Message | MemoryRecord | Entity | Episode | Procedure
+class LifecycleAction(BaseModel):
+    """One change a maintenance run made (or, in a dry run, would make)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["merge", "expire", "cap", "purge", "reembed"]
+    id: str
+    reason: str
+    target: str | None = None  # merge: the memory it was folded into
+
+
+class MaintenanceRun(Record):
+    """The audit record of one maintenance run over one namespace: what it changed (or would
+    change, when ``dry_run``), why, and with which settings."""
+
+    kind: Literal["maintenance"] = "maintenance"
+    _prefix = "mnt"
+    dry_run: bool = False
+    now: UTCDateTime  # the clock the rules used (time travel in tests)
+    seconds: float = 0.0
+    merged: int = 0
+    expired: int = 0
+    capped: int = 0
+    purged: int = 0
+    reembedded: int = 0
+    active_before: int = 0
+    active_after: int = 0
+    actions: list[LifecycleAction] = Field(default_factory=list)
+    policy: dict[str, Any] = Field(default_factory=dict)
+
+
+Node = Session | Message | MemoryRecord | Entity | Episode | Procedure | MaintenanceRun
 NODE_TYPES: dict[str, type[Record]] = {
     "session": Session,
     "message": Message,
@@ -221,8 +260,9 @@ NODE_TYPES: dict[str, type[Record]] = {
     "entity": Entity,
     "episode": Episode,
     "procedure": Procedure,
+    "maintenance": MaintenanceRun,
 }
-NodeKind = Literal["session", "message", "memory", "entity", "episode", "procedure"]
+NodeKind = Literal["session", "message", "memory", "entity", "episode", "procedure", "maintenance"]
 Layer = Literal["memory", "episode", "procedure", "message"]
 LAYERS: tuple[Layer, ...] = ("memory", "episode", "procedure", "message")
 

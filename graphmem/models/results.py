@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .records import Entity, Episode, Message, MemoryRecord, Procedure, Relation
+from .records import Edge, Entity, Episode, Message, MemoryRecord, Procedure, Relation
 
 Item = Annotated[Union[MemoryRecord, Episode, Procedure, Message], Field(discriminator="kind")]
 
@@ -58,6 +59,15 @@ def item_text(item: MemoryRecord | Episode | Procedure | Message) -> str:
     return f"{who}: {item.content}"
 
 
+def embed_text(item: MemoryRecord | Episode | Procedure | Message | Entity) -> str:
+    """The text a node's vector is computed from."""
+    if isinstance(item, Message):
+        return item.content
+    if isinstance(item, Entity):
+        return item.name
+    return item_text(item)
+
+
 class ContextSection(BaseModel):
     name: Literal["soul", "memories", "episodes", "procedures", "recent", "summary"]
     tokens: int
@@ -91,3 +101,15 @@ class Neighbourhood(BaseModel):
     relations: list[Relation]
     memories: list[MemoryRecord]
     hops: dict[str, int]
+
+
+class Explanation(BaseModel):
+    """Why a node is in the state it is in: the rule, its numbers and dates, the edges involved."""
+
+    id: str
+    kind: str
+    status: str
+    rule: str = Field(description="the rule that put the node in its state, in one line")
+    details: list[str] = Field(default_factory=list)
+    dates: dict[str, datetime | None] = Field(default_factory=dict)
+    edges: list[Edge] = Field(default_factory=list)

@@ -1,7 +1,11 @@
 """Recall, scoring and context assembly: plain functions over the models, shared by every backend."""
 
 from .context import assemble
+from .graph import find_entity, history, neighbourhood
 from .recall import Recaller, RecallResult, merge_layers
-from .scoring import frequency, recency, relevance, score
+from .scoring import frequency, held_at, recency, relevance, score
 
-__all__ = ["RecallResult", "Recaller", "assemble", "frequency", "merge_layers", "recency", "relevance", "score"]
+__all__ = [
+    "RecallResult", "Recaller", "assemble", "find_entity", "frequency", "held_at", "history", "merge_layers",
+    "neighbourhood", "recency", "relevance", "score",
+]

@@ -14,11 +14,11 @@ from datetime import datetime
 import numpy as np
 
 from ..embed import Embedder
-from ..models import LAYERS, Layer, ScoredItem, Status, utcnow
-from ..settings import RecallOptions
+from ..models import ScoredItem, Status, utcnow
+from ..settings import RecallFilter, RecallOptions
 from ..store import Store
 from ..text import keywords, segment
-from .scoring import relevance, score
+from .scoring import held_at, relevance, score
 
 log = logging.getLogger(__name__)
 
@@ -80,14 +80,12 @@ class Recaller:
         *,
         k: int,
         options: RecallOptions,
-        layers: Sequence[Layer] = LAYERS,
-        statuses: Sequence[Status] = (Status.active,),
-        session_id: str | None = None,
+        filter: RecallFilter = RecallFilter.DEFAULT,
         now: datetime | None = None,
         query_vector: np.ndarray | None = None,
-        record_access: bool = True,
     ) -> RecallResult:
         now = now or utcnow()
+        layers, statuses, session_id, as_of = filter.layers, filter.statuses(), filter.session_id, filter.as_of
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
         qvec = query_vector if query_vector is not None else self.embedder.embed([query], query=True)[0]
@@ -167,6 +165,8 @@ class Recaller:
                     continue  # a graph hit of another kind, superseded, or deleted meanwhile
                 if session_id is not None and layer == "message" and rec.session_id != session_id:
                     continue
+                if as_of is not None and not held_at(rec, as_of):
+                    continue
                 kept[node_id] = (rec, keyword_signal(c.keyword_raw, top_kw, q_terms, rec.keywords))
             borrowed = self._neighbour_relevance(kept, cands, options) if layer == "message" else {}
             for node_id, (rec, kw) in kept.items():
@@ -181,7 +181,7 @@ class Recaller:
             scored_by_layer[layer] = scored
         items = merge_layers(scored_by_layer, k)
         timings["score"] = (time.perf_counter() - t3) * 1000
-        if items and record_access:
+        if items and filter.record_access:
             self.store.record_access(namespace, [s.item.id for s in items], now)
         timings["total"] = (time.perf_counter() - t0) * 1000
         return RecallResult(items=items, timings_ms=timings, query_entities=list(entities))

@@ -14,6 +14,14 @@ from ..settings import RecallOptions, RelevanceWeights
 _DAY = 86_400.0
 
 
+def held_at(item: Scorable, at: datetime) -> bool:
+    """Whether an item held (memories: valid_at <= at < invalid_at) or existed (the other
+    layers: created by then) at time ``at``."""
+    start = getattr(item, "valid_at", None) or item.created_at
+    end = getattr(item, "invalid_at", None)
+    return start <= at and (end is None or end > at)
+
+
 def recency(item: Scorable, now: datetime, half_life_days: float) -> float:
     """Exponential decay from the item's last use (its last access, else its creation):
     1.0 now, 0.5 after one half-life. Edits do not refresh it: a correction is a new record."""

@@ -22,6 +22,10 @@ A script is a YAML file::
       - history: "Julia"                # the active memory whose text contains it ...
         superseded: ["Python"]          # ... has superseded versions containing these
       - count: {kind: memory, status: active, matching: "shellfish", equals: 1}
+      - remember:                       # explicit memories (no model)
+          - {text: "Maya's locker code is 4471", importance: 0.05, pinned: false}
+      - maintain: {after_days: 121, dry_run: false, expired: 1, purged: 0}   # a maintenance run
+                                        # that many days from now (time travel), and what it must do
 
 After each session, extraction runs over it (flush). The model's replies come from a
 recordings file beside the scripts, so runs are deterministic; ``--live`` uses the model and

@@ -12,7 +12,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from ..errors import ValidationError
 from ..extract.extractors import Extractor
-from ..models import LAYERS, item_text
+from ..models import LAYERS, item_text, utcnow
 from ..models.records import UTCDateTime
 
 
@@ -28,6 +28,34 @@ class SessionStep(_Step):
 
 class ForgetStep(_Step):
     forget: str
+
+
+class RememberSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str
+    importance: float = Field(0.5, ge=0, le=1)
+    source: Literal["user_stated", "inferred", "observed"] = "user_stated"
+    pinned: bool = False
+    subject: str | None = None
+    predicate: str | None = None
+    object: str | None = None
+
+
+class RememberStep(_Step):
+    remember: list[RememberSpec] = Field(min_length=1)
+
+
+class MaintainSpec(BaseModel):
+    """A maintenance run ``after_days`` from now (time travel), and what it must do."""
+
+    model_config = ConfigDict(extra="forbid")
+    after_days: float = Field(0, ge=0)
+    dry_run: bool = False
+    cap: int | None = Field(None, ge=1)
+    merged: int | None = None
+    expired: int | None = None
+    capped: int | None = None
+    purged: int | None = None
 
 
 class RecallStep(_Step):
@@ -50,10 +78,14 @@ class HistoryStep(_Step):
     superseded: list[str] = Field(min_length=1)
 
 
+class MaintainStep(_Step):
+    maintain: MaintainSpec
+
+
 class CountSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kind: Literal["memory", "episode", "procedure", "entity", "message", "session"] = "memory"
-    status: Literal["active", "superseded", "archived"] | None = None
+    status: Literal["active", "superseded", "archived", "merged"] | None = None
     matching: str = ""
     equals: int | None = None
     at_least: int | None = None
@@ -63,7 +95,7 @@ class CountStep(_Step):
     count: CountSpec
 
 
-Step = Union[SessionStep, ForgetStep, RecallStep, ContextStep, HistoryStep, CountStep]
+Step = Union[SessionStep, ForgetStep, RememberStep, MaintainStep, RecallStep, ContextStep, HistoryStep, CountStep]
 
 
 class Script(BaseModel):
@@ -125,6 +157,17 @@ def run_script(path: Path, extractor: Extractor, *, namespace: str = "script") -
                         mem.forget(hits, namespace=namespace)
                     else:
                         check(i, "forget", False, f"nothing mentions {step.forget!r}")
+                elif isinstance(step, RememberStep):
+                    mem.remember_many([r.model_dump() for r in step.remember], namespace=namespace)
+                elif isinstance(step, MaintainStep):
+                    spec = step.maintain
+                    (run,) = mem.maintain(namespace, dry_run=spec.dry_run, now=utcnow() + timedelta(days=spec.after_days),
+                                          policy={"max_active_memories": spec.cap} if spec.cap else None)
+                    wanted = {k: v for k in ("merged", "expired", "capped", "purged")
+                              if (v := getattr(spec, k)) is not None}
+                    got = {k: getattr(run, k) for k in wanted}
+                    check(i, "maintain", got == wanted, f"after {spec.after_days:g} days: {got}" + (
+                        "" if got == wanted else f", expected {wanted}"))
                 elif isinstance(step, RecallStep):
                     layers = [step.layer] if step.layer else list(LAYERS)
                     items = mem.recall(step.recall, k=step.k, namespace=namespace, layers=layers, record_access=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import Direction, Store
+from .base import VECTOR_KINDS, Direction, Store, StoreCapabilities
 from .embedded import EmbeddedStore
 
 if TYPE_CHECKING:
@@ -24,4 +24,4 @@ def open_store(settings: "Settings") -> Store:
     return EmbeddedStore(settings.path)
 
 
-__all__ = ["Direction", "EmbeddedStore", "Store", "open_store"]
+__all__ = ["VECTOR_KINDS", "Direction", "EmbeddedStore", "Store", "StoreCapabilities", "open_store"]

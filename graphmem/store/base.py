@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-
-from collections.abc import Iterable, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
 import numpy as np
@@ -21,6 +24,71 @@ from ..errors import StoreError, ValidationError
 from ..models import NODE_TYPES, Edge, EdgeType, Entity, Node, NodeKind, Status
 
 Direction = Literal["out", "in", "both"]
+VECTOR_KINDS = ("memory", "message", "episode", "procedure", "entity")  # kinds whose nodes carry embeddings
+
+
+@dataclass(frozen=True)
+class StoreCapabilities:
+    """What a backend can do beyond the protocol, declared instead of probed."""
+
+    file: Path | None = None  # the one file the store lives in (stats report its size)
+    cypher: bool = False  # runs read-only Cypher (``explore``: graphmem cypher)
+
+
+Accesses = dict[tuple[str, str], tuple[int, datetime]]  # (namespace, id) -> (count, latest time)
+
+
+class AccessBuffer:
+    """Record accesses counted in memory and written in batches (every ``every`` records or
+    ``seconds``), so recall never waits for a write. Reads add the buffered counts (``get``).
+    A failed write keeps the counts for the next flush."""
+
+    def __init__(self, write: Callable[[Accesses], None], every: int = 512, seconds: float = 5.0) -> None:
+        self._write = write
+        self._every, self._seconds = every, seconds
+        self._items: Accesses = {}
+        self._lock = threading.Lock()  # never held while writing: the store's own lock comes after it
+        self._last = time.monotonic()
+
+    def add(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
+        with self._lock:
+            for node_id in ids:
+                count, _ = self._items.get((namespace, node_id), (0, at))
+                self._items[(namespace, node_id)] = (count + 1, at)
+        self.maybe_flush()
+
+    def get(self, namespace: str, node_id: str) -> tuple[int, datetime] | None:
+        return self._items.get((namespace, node_id))
+
+    def discard(self, namespace: str, ids: Iterable[str]) -> None:
+        """Forget buffered accesses of records just written whole (they carry their counts) or deleted."""
+        with self._lock:
+            for node_id in ids:
+                self._items.pop((namespace, node_id), None)
+
+    def discard_namespace(self, namespace: str) -> None:
+        with self._lock:
+            for key in [k for k in self._items if k[0] == namespace]:
+                del self._items[key]
+
+    def maybe_flush(self) -> None:
+        if len(self._items) >= self._every or (self._items and time.monotonic() - self._last > self._seconds):
+            self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            pending, self._items = self._items, {}
+        if not pending:
+            return
+        try:
+            self._write(pending)
+        except BaseException:
+            with self._lock:
+                for key, (count, at) in pending.items():
+                    now_count, _ = self._items.get(key, (0, at))
+                    self._items[key] = (now_count + count, at)
+            raise
+        self._last = time.monotonic()
 
 
 def scope_token(namespace: str, kind: str, status: str | None) -> str:
@@ -65,7 +133,7 @@ def hydrate(kind: str, data: str, node_id: str, access_count: int | None, last_a
     """A stored record from its JSON, with the access count and time kept beside it plus any
     accesses still buffered in this process (``pending``: count, latest time)."""
     payload = json.loads(data)
-    if kind not in ("entity", "session"):
+    if kind not in ("entity", "session", "maintenance"):
         payload["access_count"] = (access_count or 0) + (pending[0] if pending else 0)
         payload["last_accessed_at"] = pending[1] if pending else last_accessed_at
     try:
@@ -105,6 +173,11 @@ def node_text(node: Node) -> str | None:
 class Store(Protocol):
     """What graphmem needs from a backend. ``EmbeddedStore`` is the reference implementation;
     ``tests/test_store_contract.py`` is the contract every backend passes."""
+
+    capabilities: StoreCapabilities
+
+    def bound_embedder(self) -> tuple[str, int] | None:
+        """The (model name, dimension) the store's vectors come from; None for a new store."""
 
     def init(self, *, embedder: str, dim: int) -> None:
         """Create the schema if missing (idempotent) and bind the store to one embedding model;
@@ -212,3 +285,22 @@ class Store(Protocol):
 
     def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
         """Count one access of each id. May be buffered; reads see it at once."""
+
+    # re-embedding (maintenance; every namespace at once: the store holds one model) --------
+    def reembed_target(self) -> tuple[str, int] | None:
+        """The (model, dimension) a re-embedding in progress moves to, or None."""
+
+    def begin_reembed(self, *, embedder: str, dim: int) -> None:
+        """Start (or resume, for the same target) a re-embedding: a second set of vectors is
+        filled beside the live one, which search keeps using until ``finish_reembed``."""
+
+    def reembed_pending(self, limit: int) -> list[Node]:
+        """Nodes of ``VECTOR_KINDS``, any namespace, without a vector of the target model yet
+        (written since the re-embedding began included), oldest first."""
+
+    def put_reembedded(self, namespace: str, ids: Sequence[str], vectors: np.ndarray) -> None:
+        """Store target-model vectors (one row per id)."""
+
+    def finish_reembed(self) -> None:
+        """Swap: the target vectors become the live ones, the old ones and their index are
+        dropped and the store is bound to the target model. Refused while nodes are pending."""

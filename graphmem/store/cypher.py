@@ -19,10 +19,11 @@ from ..models import EdgeType
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LABELS = {
     "memory": "Memory", "message": "Message", "episode": "Episode",
-    "procedure": "Procedure", "entity": "Entity", "session": "Session",
+    "procedure": "Procedure", "entity": "Entity", "session": "Session", "maintenance": "MaintenanceRun",
 }
-_ALLOWED = {"label": set(LABELS.values()), "rel_type": {t.value for t in EdgeType}}
-_SLOT = re.compile(r"\{(label|rel_type)\}")
+VECTOR_PROPS = ("embedding", "embedding_b")  # the live vectors and a re-embedding's, alternating
+_ALLOWED = {"label": set(LABELS.values()), "rel_type": {t.value for t in EdgeType}, "vector": set(VECTOR_PROPS)}
+_SLOT = re.compile(r"\{(label|rel_type|vector)\}")
 
 
 def cypher_dir() -> Path:
@@ -61,9 +62,10 @@ class CypherFile:
             text = text.replace("{" + slot + "}", value)
         return text
 
-    def statements(self) -> list[str]:
-        """A schema file's statements (split at a ';' that ends a line)."""
-        return [s.strip() for s in re.split(r";\s*$", self.text, flags=re.MULTILINE) if s.strip()]
+    def statements(self, **identifiers: str) -> list[str]:
+        """A schema file's statements (split at a ';' that ends a line), its slots filled."""
+        text = self.render(**{k: v for k, v in identifiers.items() if k in self.slots})
+        return [s.strip() for s in re.split(r";\s*$", text, flags=re.MULTILINE) if s.strip()]
 
 
 def parse(path: Path) -> CypherFile:

@@ -19,142 +19,32 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 import numpy as np
 
-from ..errors import ConfigurationError, StoreError, ValidationError
+from ..errors import ConfigurationError, StoreError
 from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
-from ..text import fts_query, index_terms, normalise_name, query_terms
-from .base import Direction, check_batch, hydrate, node_text, prepare_vectors, scope_token, unit_query
+from ..text import index_terms, normalise_name, query_terms
+from .base import AccessBuffer, Accesses, StoreCapabilities, check_batch, hydrate, node_text, prepare_vectors, scope_token, unit_query
+from .embedded_graph import GraphMixin
+from .embedded_parts import SCHEMA as _SCHEMA
+from .embedded_parts import STATUS_CODE as _STATUS_CODE
+from .embedded_parts import VectorIndex as _VectorIndex
+from .embedded_parts import chunks as _chunks
+from .embedded_parts import keyword_query
+from .embedded_parts import ts as _ts
+from .embedded_reembed import ReembedMixin
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "2"
-_STATUS_CODE = {"active": 0, "superseded": 1, "archived": 2}
-_DELETED = 255
-_KEYWORD_DOC_BUDGET = 3000  # documents BM25 may score per query, beyond its rarest term
 _CHECKPOINT_SECONDS = 2.0
-_ACCESS_FLUSH_EVERY = 512  # buffered accesses before a write
-_ACCESS_FLUSH_SECONDS = 5.0
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
-    PRIMARY KEY (namespace, key));
-CREATE TABLE IF NOT EXISTS namespaces (name TEXT PRIMARY KEY, created_at REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS nodes (
-    rowid INTEGER PRIMARY KEY,
-    namespace TEXT NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL,
-    status TEXT, session_id TEXT, category TEXT, seq INTEGER,
-    created_at REAL NOT NULL, updated_at REAL NOT NULL,
-    access_count INTEGER NOT NULL DEFAULT 0, last_accessed_at REAL,
-    data TEXT NOT NULL,
-    UNIQUE (namespace, id));
-CREATE INDEX IF NOT EXISTS nodes_by_kind ON nodes (namespace, kind, status, created_at);
-CREATE INDEX IF NOT EXISTS nodes_by_session ON nodes (namespace, session_id, kind, created_at);
-CREATE INDEX IF NOT EXISTS nodes_by_seq ON nodes (namespace, session_id, seq) WHERE seq IS NOT NULL;
-CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
-CREATE TABLE IF NOT EXISTS names (
-    namespace TEXT NOT NULL, norm TEXT NOT NULL, entity_id TEXT NOT NULL,
-    PRIMARY KEY (namespace, norm, entity_id));
-CREATE INDEX IF NOT EXISTS names_by_entity ON names (namespace, entity_id);
-CREATE TABLE IF NOT EXISTS edges (
-    namespace TEXT NOT NULL, source TEXT NOT NULL, type TEXT NOT NULL, target TEXT NOT NULL,
-    key TEXT NOT NULL DEFAULT '', props TEXT NOT NULL, created_at REAL NOT NULL,
-    PRIMARY KEY (namespace, source, type, target, key));
-CREATE INDEX IF NOT EXISTS edges_by_target ON edges (namespace, target, type);
-CREATE INDEX IF NOT EXISTS relations_by_memory ON edges (namespace, json_extract(props, '$.memory_id'))
-    WHERE type = 'RELATES_TO';
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    scope, body, tokenize = 'unicode61 remove_diacritics 2');
-CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row');
-"""
-
-
-def _ts(value: datetime | None) -> float | None:
-    return value.timestamp() if value is not None else None
-
-
-class _VectorIndex:
-    """Exact cosine search over unit rows of one (namespace, kind)."""
-
-    def __init__(self, dim: int) -> None:
-        self.dim = dim
-        self.ids: list[str | None] = []
-        self.pos: dict[str, int] = {}
-        self.mat = np.zeros((0, dim), dtype=np.float32)
-        self.codes = np.zeros(0, dtype=np.uint8)
-        self.size = 0
-        self.deleted = 0
-
-    def _grow(self, need: int) -> None:
-        cap = self.mat.shape[0]
-        if need <= cap:
-            return
-        new_cap = max(need, cap * 2, 256)
-        mat = np.zeros((new_cap, self.dim), dtype=np.float32)
-        mat[: self.size] = self.mat[: self.size]
-        codes = np.full(new_cap, _DELETED, dtype=np.uint8)
-        codes[: self.size] = self.codes[: self.size]
-        self.mat, self.codes = mat, codes
-
-    def upsert(self, ids: Sequence[str], vecs: np.ndarray, codes: Sequence[int]) -> None:
-        self._grow(self.size + len(ids))
-        for i, node_id in enumerate(ids):
-            p = self.pos.get(node_id)
-            if p is None:
-                p = self.size
-                self.size += 1
-                self.ids.append(node_id)
-                self.pos[node_id] = p
-            self.mat[p] = vecs[i]
-            self.codes[p] = codes[i]
-
-    def set_code(self, node_id: str, code: int) -> None:
-        p = self.pos.get(node_id)
-        if p is not None:
-            self.codes[p] = code
-
-    def remove(self, node_id: str) -> None:
-        p = self.pos.pop(node_id, None)
-        if p is None:
-            return
-        self.codes[p] = _DELETED
-        self.ids[p] = None
-        self.deleted += 1
-        if self.deleted > 1024 and self.deleted > self.size // 2:
-            self._compact()
-
-    def _compact(self) -> None:
-        keep = [p for p in range(self.size) if self.ids[p] is not None]
-        self.mat[: len(keep)] = self.mat[keep]
-        self.codes[: len(keep)] = self.codes[keep]
-        self.codes[len(keep) : self.size] = _DELETED
-        self.ids = [self.ids[p] for p in keep]
-        self.pos = {node_id: i for i, node_id in enumerate(self.ids)}
-        self.size = len(keep)
-        self.deleted = 0
-
-    def search(self, query: np.ndarray, k: int, codes: Sequence[int]) -> list[tuple[str, float]]:
-        if self.size == 0 or k <= 0:
-            return []
-        sims = self.mat[: self.size] @ query
-        allowed = np.isin(self.codes[: self.size], np.asarray(codes, dtype=np.uint8))
-        sims = np.where(allowed, sims, -np.inf)
-        n_ok = int(allowed.sum())
-        k = min(k, n_ok)
-        if k == 0:
-            return []
-        top = np.argpartition(-sims, k - 1)[:k] if k < self.size else np.arange(self.size)
-        top = top[np.argsort(-sims[top], kind="stable")][:k]
-        return [(self.ids[p], float(sims[p])) for p in top]
-
-
-class EmbeddedStore:
+class EmbeddedStore(GraphMixin, ReembedMixin):
     """SQLite + networkx + numpy in one file. See the module docstring."""
 
     def __init__(self, path: str | Path) -> None:
@@ -165,14 +55,15 @@ class EmbeddedStore:
         self.embedder: str | None = None
         self._vindex: dict[tuple[str, str], _VectorIndex] = {}
         self._graphs: dict[str, nx.MultiDiGraph] = {}
-        self._pending_access: dict[tuple[str, str], tuple[int, float]] = {}
-        self._last_flush = time.monotonic()
+        self._access = AccessBuffer(self._write_access)
         self._data_version: int | None = None
         self._wrote = threading.Event()
         self._closing = threading.Event()
         self._checkpoint_thread: threading.Thread | None = None
         self._readers = threading.local()  # per-thread read connections for lock-free FTS queries
         self._reader_conns: list[sqlite3.Connection] = []
+        self._next: tuple[str, int] | None = None  # a re-embedding's target model
+        self.capabilities = StoreCapabilities(file=None if str(self.path) == ":memory:" else self.path)
 
     # lifecycle ---------------------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection:
@@ -194,11 +85,22 @@ class EmbeddedStore:
             self._conn = conn
         return self._conn
 
+    def _global_meta(self, conn: sqlite3.Connection) -> dict[str, str]:
+        try:
+            return dict(conn.execute("SELECT key, value FROM meta WHERE namespace = ''").fetchall())
+        except sqlite3.OperationalError:  # a new file: no tables yet
+            return {}
+
+    def bound_embedder(self) -> tuple[str, int] | None:
+        with self._lock, self._guard():
+            rows = self._global_meta(self._connect())
+        return (rows["embedder"], int(rows["dim"])) if rows.get("embedder") else None
+
     def init(self, *, embedder: str, dim: int) -> None:
         with self._lock, self._guard():
             conn = self._connect()
             conn.executescript(_SCHEMA)
-            rows = dict(conn.execute("SELECT key, value FROM meta WHERE namespace = ''").fetchall())
+            rows = self._global_meta(conn)
             if rows.get("schema", SCHEMA_VERSION) != SCHEMA_VERSION:
                 raise ConfigurationError(
                     f"the store at {self.path} has schema {rows['schema']}; this graphmem writes {SCHEMA_VERSION}. "
@@ -214,6 +116,7 @@ class EmbeddedStore:
                 for key, value in (("schema", SCHEMA_VERSION), ("embedder", embedder), ("dim", str(dim))):
                     cur.execute("INSERT OR REPLACE INTO meta VALUES ('', ?, ?)", (key, value))
             self.dim, self.embedder = dim, embedder
+            self._next = (rows["next_embedder"], int(rows["next_dim"])) if rows.get("next_embedder") else None
             self._data_version = self._read_data_version()
 
     def _reader(self) -> sqlite3.Connection | None:
@@ -252,7 +155,7 @@ class EmbeddedStore:
     def close(self) -> None:
         with self._lock:
             if self._conn is not None:
-                self._flush_access()
+                self._access.flush()
         self._closing.set()
         if self._checkpoint_thread is not None:
             self._checkpoint_thread.join()
@@ -325,7 +228,7 @@ class EmbeddedStore:
 
     def delete_namespace(self, namespace: str) -> int:
         with self._lock, self._guard():
-            self._flush_access()
+            self._access.flush()
             with self._tx() as cur:
                 rowids = [r[0] for r in cur.execute("SELECT rowid FROM nodes WHERE namespace = ?", (namespace,))]
                 self._delete_rowids(cur, rowids)
@@ -378,7 +281,7 @@ class EmbeddedStore:
                 for e in edges:
                     if e.type is EdgeType.RELATES_TO:
                         graph.add_edge(e.source, e.target, key=e.key)
-            self._maybe_flush_access()
+            self._access.maybe_flush()
 
     def _put_one(self, cur: sqlite3.Cursor, namespace: str, node: Node, vec: np.ndarray | None) -> None:
         data = node.model_dump(mode="json", exclude={"access_count", "last_accessed_at"})
@@ -404,7 +307,7 @@ class EmbeddedStore:
                 (*values, rowid),
             )
             cur.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
-            self._pending_access.pop((namespace, node.id), None)
+            self._access.discard(namespace, [node.id])
         text = node_text(node)
         if text:
             cur.execute(
@@ -413,6 +316,8 @@ class EmbeddedStore:
             )
         if vec is not None:
             cur.execute("INSERT OR REPLACE INTO vectors VALUES (?, ?)", (rowid, vec.astype(np.float32).tobytes()))
+            if self._next is not None:  # the text may have changed: re-embed it again
+                cur.execute("DELETE FROM vectors_next WHERE rowid = ?", (rowid,))
         if node.kind == "entity":
             cur.execute("DELETE FROM names WHERE namespace = ? AND entity_id = ?", (namespace, node.id))
             for name in {normalise_name(n) for n in [node.name, *node.aliases]} - {""}:
@@ -438,7 +343,7 @@ class EmbeddedStore:
                     index.set_code(nodes[i].id, _STATUS_CODE.get(getattr(nodes[i], "status", "active"), 0))
 
     def _hydrate(self, rows: Iterable[tuple]) -> list[Node]:
-        return [hydrate(kind, data, node_id, access_count, last_at, self._pending_access.get((ns, node_id)))
+        return [hydrate(kind, data, node_id, access_count, last_at, self._access.get(ns, node_id))
                 for kind, data, access_count, last_at, ns, node_id in rows]
 
     _COLS = "kind, data, access_count, last_accessed_at, namespace, id"
@@ -544,8 +449,8 @@ class EmbeddedStore:
                         (namespace, node_id),
                     )
                     cur.execute("DELETE FROM names WHERE namespace = ? AND entity_id = ?", (namespace, node_id))
-                    self._pending_access.pop((namespace, node_id), None)
             self._graphs.pop(namespace, None)  # reloads lazily without the deleted edges
+            self._access.discard(namespace, [node_id for _, node_id, _ in found])
             for _, node_id, kind in found:
                 index = self._vindex.get((namespace, kind))
                 if index is not None:
@@ -556,7 +461,7 @@ class EmbeddedStore:
     def _delete_rowids(cur: sqlite3.Cursor, rowids: list[int]) -> None:
         for chunk in _chunks(rowids, 500):
             marks = ",".join("?" * len(chunk))
-            for table in ("fts", "vectors", "nodes"):
+            for table in ("fts", "vectors", "vectors_next", "nodes"):
                 cur.execute(f"DELETE FROM {table} WHERE rowid IN ({marks})", chunk)  # noqa: S608 (fixed names)
 
     def vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -613,34 +518,8 @@ class EmbeddedStore:
         with self._guard():
             if reader is None:
                 with self._lock:
-                    return self._keyword(self.conn, terms, scopes, namespace, k)
-            return self._keyword(reader, terms, scopes, namespace, k)  # no store lock: runs beside vector work
-
-    @staticmethod
-    def _keyword(conn: sqlite3.Connection, terms: list[str], scopes: list[str], namespace: str, k: int):
-        # BM25 costs time in proportion to the documents its terms match, and common terms
-        # rank least. Like a common-terms query, BM25 runs on the rarest terms while their
-        # document counts stay within a budget (the rarest always runs); the others still
-        # count through the keyword coverage of recall. Counts come from the FTS5 vocabulary.
-        marks = ",".join("?" * len(terms))
-        df = dict(conn.execute(f"SELECT term, doc FROM fts_vocab WHERE term IN ({marks})", terms))  # noqa: S608
-        present = sorted((t for t in terms if df.get(t, 0) > 0), key=lambda t: df[t])
-        kept, total = [], 0
-        for t in present:
-            if kept and total + df[t] > _KEYWORD_DOC_BUDGET:
-                break
-            kept.append(t)
-            total += df[t]
-        match = fts_query(kept)
-        if match is None:
-            return []
-        scope_expr = " OR ".join(f'scope:"{s}"' for s in scopes)
-        sql = (
-            "SELECT n.id, s.score FROM (SELECT rowid, -bm25(fts, 0.0, 1.0) AS score FROM fts WHERE fts MATCH ? "
-            "ORDER BY bm25(fts, 0.0, 1.0) LIMIT ?) s JOIN nodes n ON n.rowid = s.rowid "
-            "WHERE n.namespace = ? ORDER BY s.score DESC"
-        )
-        return [(i, float(score)) for i, score in conn.execute(sql, (f"({scope_expr}) AND ({match})", k, namespace))]
+                    return keyword_query(self.conn, terms, scopes, namespace, k)
+            return keyword_query(reader, terms, scopes, namespace, k)  # no store lock: runs beside vector work
 
     def find_entities(self, namespace: str, names: Iterable[str]) -> dict[str, Entity]:
         norms = list({normalise_name(n) for n in names} - {""})
@@ -657,128 +536,6 @@ class EmbeddedStore:
                     hits.setdefault(norm, entity_id)
             entities = {e.id: e for e in self.get(namespace, list(set(hits.values())))}
             return {norm: entities[eid] for norm, eid in hits.items() if eid in entities}
-
-    # edges ------------------------------------------------------------------------------
-    def add_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
-        self.put(namespace, [], edges=edges)
-
-    @staticmethod
-    def _put_edges(cur: sqlite3.Cursor, namespace: str, edges: Sequence[Edge]) -> None:
-        if not edges:
-            return
-        ends = list({e.source for e in edges} | {e.target for e in edges})
-        present: set[str] = set()
-        for chunk in _chunks(ends, 500):
-            marks = ",".join("?" * len(chunk))
-            present |= {r[0] for r in cur.execute(
-                f"SELECT id FROM nodes WHERE namespace = ? AND id IN ({marks})", (namespace, *chunk))}  # noqa: S608
-        missing = [x for x in ends if x not in present]
-        if missing:
-            raise ValidationError(f"edge endpoint {missing[0]!r} does not exist in namespace {namespace!r}")
-        cur.executemany(
-            "INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(namespace, e.source, e.type.value, e.target, e.key, json.dumps(e.props, ensure_ascii=False),
-              e.created_at.timestamp()) for e in edges],
-        )
-
-    def delete_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
-        with self._lock, self._guard():
-            self._sync()
-            with self._tx() as cur:
-                cur.executemany(
-                    "DELETE FROM edges WHERE namespace = ? AND source = ? AND type = ? AND target = ? AND key = ?",
-                    [(namespace, e.source, e.type.value, e.target, e.key) for e in edges],
-                )
-            graph = self._graphs.get(namespace)
-            if graph is not None:
-                for e in edges:
-                    if e.type is EdgeType.RELATES_TO and graph.has_edge(e.source, e.target, key=e.key):
-                        graph.remove_edge(e.source, e.target, key=e.key)
-
-    def edges(
-        self,
-        namespace: str,
-        ids: Sequence[str],
-        *,
-        types: Sequence[EdgeType] | None = None,
-        direction: Direction = "out",
-    ) -> list[Edge]:
-        if not ids:
-            return []
-        type_sql, type_params = "", []
-        if types:
-            type_sql = f" AND type IN ({','.join('?' * len(types))})"
-            type_params = [EdgeType(t).value for t in types]
-        columns = {"out": ["source"], "in": ["target"], "both": ["source", "target"]}[direction]
-        out: dict[tuple, Edge] = {}
-        with self._lock, self._guard():
-            self._sync()
-            for column in columns:
-                for chunk in _chunks(list(ids), 500):
-                    marks = ",".join("?" * len(chunk))
-                    for row in self.conn.execute(
-                        f"SELECT source, type, target, key, props, created_at FROM edges "  # noqa: S608
-                        f"WHERE namespace = ? AND {column} IN ({marks}){type_sql}",
-                        (namespace, *chunk, *type_params),
-                    ):
-                        source, etype, target, key, props, created = row
-                        out[(source, etype, target, key)] = Edge(
-                            namespace=namespace, source=source, type=etype, target=target, key=key,
-                            props=json.loads(props), created_at=datetime.fromtimestamp(created, tz=timezone.utc),
-                        )
-        return sorted(out.values(), key=lambda e: e.created_at)
-
-    def _graph(self, namespace: str) -> nx.MultiDiGraph:
-        graph = self._graphs.get(namespace)
-        if graph is None:
-            graph = nx.MultiDiGraph()
-            for source, target, key in self.conn.execute(
-                "SELECT source, target, key FROM edges WHERE namespace = ? AND type = ?",
-                (namespace, EdgeType.RELATES_TO.value),
-            ):
-                graph.add_edge(source, target, key=key)
-            self._graphs[namespace] = graph
-        return graph
-
-    def neighbours(self, namespace: str, entity_ids: Sequence[str], depth: int, limit: int = 200) -> dict[str, int]:
-        with self._lock, self._guard():
-            self._sync()
-            graph = self._graph(namespace)
-            hops = {e: 0 for e in entity_ids}
-            frontier = [e for e in entity_ids if e in graph]
-            for hop in range(1, depth + 1):
-                nxt = []
-                for node in frontier:
-                    for other in (*graph.successors(node), *graph.predecessors(node)):
-                        if other not in hops:
-                            if len(hops) >= limit:
-                                return hops
-                            hops[other] = hop
-                            nxt.append(other)
-                frontier = nxt
-            return hops
-
-    def mentioned_by(
-        self, namespace: str, entity_ids: Sequence[str], kind: NodeKind, statuses: Sequence[Status], limit: int
-    ) -> list[tuple[str, str]]:
-        out: list[tuple[str, str]] = []
-        status_marks = ",".join("?" * len(statuses))
-        with self._lock, self._guard():
-            self._sync()
-            for chunk in _chunks(list(entity_ids), 400):
-                if len(out) >= limit:
-                    break
-                marks = ",".join("?" * len(chunk))
-                out += self.conn.execute(
-                    # edges by target drive the join; left alone, the planner scans the namespace's edges
-                    "SELECT e.source, e.target FROM edges e INDEXED BY edges_by_target "
-                    "CROSS JOIN nodes n ON n.namespace = e.namespace AND n.id = e.source "
-                    f"WHERE e.namespace = ? AND e.type = ? AND e.target IN ({marks}) "  # noqa: S608 (placeholders only)
-                    f"AND n.kind = ? AND n.status IN ({status_marks}) LIMIT ?",
-                    (namespace, EdgeType.MENTIONS.value, *chunk, kind, *(Status(x).value for x in statuses),
-                     limit - len(out)),
-                ).fetchall()
-        return out
 
     def vector_scores(
         self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
@@ -806,32 +563,15 @@ class EmbeddedStore:
 
     # access -----------------------------------------------------------------------------
     def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
-        stamp = at.timestamp()
+        self._access.add(namespace, ids, at)
+
+    def _write_access(self, pending: Accesses) -> None:
         with self._lock:
-            for node_id in ids:
-                count, _ = self._pending_access.get((namespace, node_id), (0, stamp))
-                self._pending_access[(namespace, node_id)] = (count + 1, stamp)
-            self._maybe_flush_access()
-
-    def _maybe_flush_access(self) -> None:
-        if len(self._pending_access) >= _ACCESS_FLUSH_EVERY or (
-            self._pending_access and time.monotonic() - self._last_flush > _ACCESS_FLUSH_SECONDS
-        ):
-            self._flush_access()
-
-    def _flush_access(self) -> None:
-        if not self._pending_access or self._conn is None:
-            return
-        pending, self._pending_access = self._pending_access, {}
-        with self._guard(), self._tx() as cur:
-            cur.executemany(
-                "UPDATE nodes SET access_count = access_count + ?, last_accessed_at = MAX(COALESCE(last_accessed_at, 0), ?)"
-                " WHERE namespace = ? AND id = ?",
-                [(count, stamp, ns, node_id) for (ns, node_id), (count, stamp) in pending.items()],
-            )
-        self._last_flush = time.monotonic()
-
-
-def _chunks(items: list, size: int) -> Iterator[list]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
+            if self._conn is None:
+                return
+            with self._guard(), self._tx() as cur:
+                cur.executemany(
+                    "UPDATE nodes SET access_count = access_count + ?, last_accessed_at = MAX(COALESCE(last_accessed_at, 0), ?)"
+                    " WHERE namespace = ? AND id = ?",
+                    [(count, at.timestamp(), ns, node_id) for (ns, node_id), (count, at) in pending.items()],
+                )

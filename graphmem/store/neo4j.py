@@ -30,9 +30,17 @@ import numpy as np
 
 from ..errors import ConfigurationError, StoreError, ValidationError
 from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
-from ..text import MAX_QUERY_TERMS, index_terms, normalise_name, query_terms
-from .base import Direction, check_batch, hydrate, node_text, prepare_vectors, scope_token, unit_query
-from .cypher import LABELS, query, schema_files
+from ..text import MAX_QUERY_TERMS, normalise_name, query_terms
+from .base import (
+    VECTOR_KINDS, AccessBuffer, Accesses, Direction, StoreCapabilities, check_batch, hydrate, prepare_vectors, scope_token, unit_query,
+)
+from .cypher import LABELS, VECTOR_PROPS, query, schema_files
+from .neo4j_reembed import ReembedMixin
+from .neo4j_rows import chunks as _chunks
+from .neo4j_rows import edge_row as _edge_row
+from .neo4j_rows import lucene_term as _lucene_term
+from .neo4j_rows import props as _props
+from .neo4j_rows import to_native as _to_native
 
 log = logging.getLogger(__name__)
 
@@ -40,73 +48,14 @@ SCHEMA_VERSION = "1"
 _WRITE_BATCH = 2000  # nodes or edges per UNWIND
 _READ_CHUNK = 5000  # ids per IN list
 _DELETE_BATCH = 10_000
-_ACCESS_FLUSH_EVERY = 512
-_ACCESS_FLUSH_SECONDS = 5.0
 _LABEL_COUNT_TTL = 10.0
 _NAMESPACE_TTL = 5.0
-_VECTOR_INDEX = {kind: f"{kind}_embedding" for kind in ("memory", "message", "episode", "procedure", "entity")}
 _MAX_CANDIDATES = 5000  # the most HNSW candidates asked before an exact scan of the namespace
 
 T = TypeVar("T")
 
 
-def _lucene_term(term: str) -> str:
-    """One term as a quoted Lucene phrase: user text can never become query syntax."""
-    return '"' + term.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _to_native(value: Any) -> Any:
-    return value.to_native() if hasattr(value, "to_native") else value
-
-
-def _plain(value: Any) -> Any:
-    """A model field as a Neo4j property value, or None when it has no property form."""
-    if hasattr(value, "value") and not isinstance(value, (str, int, float, bool, datetime)):
-        value = value.value  # enums
-    if value is None or isinstance(value, (str, int, float, bool, datetime)):
-        return value
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return value
-    return None
-
-
-def _props(node: Node) -> dict[str, Any]:
-    """Searchable, explorable properties of a node (the JSON ``data`` is the source of truth)."""
-    out: dict[str, Any] = {}
-    for name in type(node).model_fields:
-        if name in ("metadata", "access_count", "last_accessed_at"):
-            continue
-        out[name] = _plain(getattr(node, name))
-    if node.kind == "procedure":
-        out["steps"] = [s.text for s in node.steps]
-    text = node_text(node)
-    status = getattr(node, "status", None)
-    out["text"] = text
-    out["terms"] = (
-        scope_token(node.namespace, node.kind, status.value if status else None) + " " + index_terms(text)
-        if text else None
-    )
-    data = node.model_dump(mode="json", exclude={"access_count", "last_accessed_at"})
-    out["data"] = json.dumps(data, ensure_ascii=False)
-    out["access_count"] = getattr(node, "access_count", 0)
-    out["last_accessed_at"] = getattr(node, "last_accessed_at", None)
-    return out
-
-
-def _edge_row(e: Edge) -> dict[str, Any]:
-    flat = {k: _plain(v) for k, v in e.props.items() if k not in ("key", "props", "created_at")}
-    return {
-        "source": e.source, "target": e.target, "key": e.key, "created_at": e.created_at,
-        "props": json.dumps(e.props, ensure_ascii=False), "flat": flat,
-    }
-
-
-def _chunks(items: list, size: int) -> Iterator[list]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
-
-
-class Neo4jStore:
+class Neo4jStore(ReembedMixin):
     """A Store on a Neo4j 5.26+ server (or cluster, or Aura). See the module docstring."""
 
     def __init__(
@@ -137,11 +86,16 @@ class Neo4jStore:
         except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
             raise ConfigurationError(f"invalid Neo4j URI {uri!r}: {exc}") from exc
         self._lock = threading.RLock()
-        self._pending_access: dict[tuple[str, str], tuple[int, datetime]] = {}
-        self._last_flush = time.monotonic()
+        self._access = AccessBuffer(self._write_access)
         self._label_counts: dict[str, tuple[float, int]] = {}
         self._namespaces_seen: dict[str, float] = {}
+        self._prop = VECTOR_PROPS[0]  # the live vector property; a re-embedding fills the other one
+        self._next: tuple[str, int] | None = None
+        self.capabilities = StoreCapabilities(cypher=True)
 
+    @property
+    def _shadow(self) -> str:
+        return VECTOR_PROPS[1] if self._prop == VECTOR_PROPS[0] else VECTOR_PROPS[0]
     # plumbing ------------------------------------------------------------------------------
     @contextmanager
     def _errors(self) -> Iterator[None]:
@@ -197,7 +151,7 @@ class Neo4jStore:
         return self.dim
 
     # lifecycle -----------------------------------------------------------------------------
-    def init(self, *, embedder: str, dim: int) -> None:
+    def _connect(self) -> None:
         with self._errors():
             try:
                 self._driver.verify_connectivity()
@@ -206,7 +160,16 @@ class Neo4jStore:
                     f"cannot reach Neo4j at {self.uri}: {exc}. Start it (scripts/neo4j-dev start, or docker compose "
                     "up -d) or set GRAPHMEM_NEO4J_URI"
                 ) from exc
-        stored = {key: self.get_meta("", key) for key in ("schema", "embedder", "dim")}
+
+    def bound_embedder(self) -> tuple[str, int] | None:
+        self._connect()
+        name, dim = self.get_meta("", "embedder"), self.get_meta("", "dim")
+        return (name, int(dim)) if name and dim else None
+
+    def init(self, *, embedder: str, dim: int) -> None:
+        self._connect()
+        stored = {key: self.get_meta("", key) for key in ("schema", "embedder", "dim", "vector_prop")}
+        self._prop = stored["vector_prop"] or VECTOR_PROPS[0]
         if stored["schema"] not in (None, SCHEMA_VERSION):
             raise ConfigurationError(
                 f"the Neo4j database {self.database!r} at {self.uri} has graphmem schema {stored['schema']}; "
@@ -222,28 +185,35 @@ class Neo4jStore:
         for key, value in (("schema", SCHEMA_VERSION), ("embedder", embedder), ("dim", str(dim))):
             self.set_meta("", key, value)
         self.dim, self.embedder = dim, embedder
+        if self.reembed_target() is None:
+            self._drop_vector_indexes(self._shadow)  # left by a finished or abandoned re-embedding
 
     def apply_schema(self, dim: int) -> None:
         """Create constraints and indexes (idempotent). A vector index of another dimension is
         rebuilt when no node of its label holds an embedding yet, and refused otherwise."""
+        self._apply_schema(dim, self._prop)
+
+    def _apply_schema(self, dim: int, prop: str, only_vectors: bool = False) -> None:
         with self._errors(), self._driver.session(database=self.database) as session:
             for row in self._read("schema_vector_indexes"):
-                if row["dim"] is not None and int(row["dim"]) != dim:
-                    if self._read("embeddings_exist", _ids={"label": row["label"]})[0]["found"]:
+                if row["name"].endswith("_" + prop) and row["dim"] is not None and int(row["dim"]) != dim:
+                    if self._read("embeddings_exist", _ids={"label": row["label"]}, prop=prop)[0]["found"]:
                         raise ConfigurationError(
                             f"the vector index {row['name']} at {self.uri} is {row['dim']}-d and holds vectors; "
                             f"the configured embedder makes {dim}-d ones"
                         )
                     session.run(query("schema_drop_index").text, {"name": row["name"]}).consume()
             for file in schema_files():
-                for statement in file.statements():
+                if only_vectors and "vector" not in file.slots:
+                    continue
+                for statement in file.statements(vector=prop):
                     session.run(statement, {"dim": dim} if "$dim" in statement else {}).consume()
             session.run("CALL db.awaitIndexes(300)").consume()
 
     def close(self) -> None:
         with self._lock:
             try:
-                self._flush_access()
+                self._access.flush()
             finally:
                 self._driver.close()
 
@@ -287,9 +257,8 @@ class Neo4jStore:
     def delete_namespace(self, namespace: str) -> int:
         self._namespaces_seen.pop(namespace, None)
         with self._lock:
-            self._flush_access()
-            for key in [k for k in self._pending_access if k[0] == namespace]:
-                del self._pending_access[key]
+            self._access.flush()
+            self._access.discard_namespace(namespace)
         total = 0
         while True:
             n = self._write("namespace_delete_nodes", namespace=namespace, batch=_DELETE_BATCH)[0]["deleted"]
@@ -344,16 +313,15 @@ class Neo4jStore:
                         f"id {clash[0]['id']!r} is already a {clash[0]['kind']} in namespace {namespace!r}, not a {kind}"
                     )
                 for chunk in _chunks(rows, _WRITE_BATCH):
-                    self._tx(tx, "nodes_put", {"label": LABELS[kind]}, namespace=namespace, rows=chunk)
+                    self._tx(tx, "nodes_put", {"label": LABELS[kind]}, namespace=namespace, rows=chunk, prop=self._prop,
+                             shadow=self._shadow, reembedding=self._next is not None and kind in VECTOR_KINDS)
             for chunk in _chunks(names, _WRITE_BATCH):
                 self._tx(tx, "entity_names_put", namespace=namespace, rows=chunk)
             self._put_edges(tx, namespace, edge_rows, in_batch)
 
         self._run(True, work)
-        with self._lock:
-            for node in nodes:  # the record written carries its own access counts
-                self._pending_access.pop((namespace, node.id), None)
-        self._maybe_flush_access()
+        self._access.discard(namespace, [node.id for node in nodes])  # the records written carry their counts
+        self._access.maybe_flush()
 
     @staticmethod
     def _edge_rows(edges: Sequence[Edge]) -> dict[str, list[dict[str, Any]]]:
@@ -382,7 +350,7 @@ class Neo4jStore:
         with self._lock:
             return [
                 hydrate(kind, data, node_id, access_count, _to_native(last_at),
-                        self._pending_access.get((namespace or rest[0], node_id)))
+                        self._access.get(namespace or rest[0], node_id))
                 for kind, data, access_count, last_at, node_id, *rest in rows
             ]
 
@@ -460,15 +428,13 @@ class Neo4jStore:
             return deleted
 
         n = self._run(True, work)
-        with self._lock:
-            for node_id in unique:
-                self._pending_access.pop((namespace, node_id), None)
+        self._access.discard(namespace, unique)
         return n
 
     def vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         for chunk in _chunks(list(ids), _READ_CHUNK):
-            for row in self._read("vectors_get", namespace=namespace, ids=chunk):
+            for row in self._read("vectors_get", namespace=namespace, ids=chunk, prop=self._prop):
                 out[row["id"]] = np.asarray(row["embedding"], dtype=np.float32)
         return out
 
@@ -501,12 +467,12 @@ class Neo4jStore:
         status_values = [Status(s).value for s in statuses]
         label = LABELS[kind]
         qlist = q.tolist()
-        if kind in _VECTOR_INDEX and self._label_count(label) >= self.exact_below:
+        if kind in VECTOR_KINDS and self._label_count(label) >= self.exact_below:
             candidates = max(100, self.oversample * k)
             while True:
                 row = self._read(
-                    "vector_ann", index=_VECTOR_INDEX[kind], candidates=candidates, vector=qlist,
-                    namespace=namespace, statuses=status_values,
+                    "vector_ann", index=f"{kind}_{self._prop}", candidates=candidates, vector=qlist,
+                    namespace=namespace, statuses=status_values, prop=self._prop,
                 )[0]
                 scored = sorted(((i, 2.0 * s - 1.0) for i, s in row["scored"]), key=lambda t: (-t[1], t[0]))
                 if len(scored) >= k or row["seen"] < candidates:
@@ -516,7 +482,8 @@ class Neo4jStore:
                 share = len(scored) / row["seen"]
                 candidates = min(_MAX_CANDIDATES, max(2 * candidates, int(2 * k / share)))
         rows = self._rows(
-            "vector_exact", _ids={"label": label}, namespace=namespace, statuses=status_values, vector=qlist, k=k
+            "vector_exact", _ids={"label": label}, namespace=namespace, statuses=status_values, vector=qlist, k=k,
+            prop=self._prop,
         )
         return [(node_id, 2.0 * score - 1.0) for node_id, score in rows]
 
@@ -609,7 +576,7 @@ class Neo4jStore:
             return {}
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         q = (q / (np.linalg.norm(q) or 1.0)).tolist()
-        rows = self._rows("vector_scores", namespace=namespace, kind=kind, ids=list(ids), vector=q)
+        rows = self._rows("vector_scores", namespace=namespace, kind=kind, ids=list(ids), vector=q, prop=self._prop)
         return {node_id: 2.0 * score - 1.0 for node_id, score in rows}
 
     def pending_vectors(self, kind: NodeKind, limit: int) -> list[Node]:
@@ -617,31 +584,9 @@ class Neo4jStore:
 
     # access --------------------------------------------------------------------------------
     def record_access(self, namespace: str, ids: Sequence[str], at: datetime) -> None:
-        with self._lock:
-            for node_id in ids:
-                count, _ = self._pending_access.get((namespace, node_id), (0, at))
-                self._pending_access[(namespace, node_id)] = (count + 1, at)
-        self._maybe_flush_access()
+        self._access.add(namespace, ids, at)
 
-    def _maybe_flush_access(self) -> None:
-        with self._lock:
-            if len(self._pending_access) >= _ACCESS_FLUSH_EVERY or (
-                self._pending_access and time.monotonic() - self._last_flush > _ACCESS_FLUSH_SECONDS
-            ):
-                self._flush_access()
-
-    def _flush_access(self) -> None:
-        with self._lock:
-            if not self._pending_access:
-                return
-            pending, self._pending_access = self._pending_access, {}
-            rows = [{"namespace": ns, "id": node_id, "count": c, "at": at} for (ns, node_id), (c, at) in pending.items()]
-            try:
-                for chunk in _chunks(rows, _WRITE_BATCH):
-                    self._write("access_record", rows=chunk)
-            except StoreError:
-                for (ns, node_id), (c, at) in pending.items():  # keep them for the next flush
-                    count, _ = self._pending_access.get((ns, node_id), (0, at))
-                    self._pending_access[(ns, node_id)] = (count + c, at)
-                raise
-            self._last_flush = time.monotonic()
+    def _write_access(self, pending: Accesses) -> None:
+        rows = [{"namespace": ns, "id": node_id, "count": c, "at": at} for (ns, node_id), (c, at) in pending.items()]
+        for chunk in _chunks(rows, _WRITE_BATCH):
+            self._write("access_record", rows=chunk)

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..models.records import ShortStr, Source, Text, Unit, UTCDateTime
+from .records import ShortStr, Source, Text, Unit, UTCDateTime
 
 
 class MessageIn(BaseModel):
@@ -53,6 +53,7 @@ class MemoryIn(BaseModel):
     importance: Unit = 0.5
     confidence: Unit | None = None
     source: Source = Source.user_stated
+    pinned: bool = False
     entities: list[EntityIn] | None = None
     relations: list[RelationIn] = Field(default_factory=list)
     valid_at: UTCDateTime | None = None
@@ -77,6 +78,7 @@ class MemoryPatch(BaseModel):
     importance: Unit | None = None
     confidence: Unit | None = None
     status: Literal["active", "archived"] | None = None
+    pinned: bool | None = None
     valid_at: UTCDateTime | None = None
     invalid_at: UTCDateTime | None = None
     metadata: dict[str, Any] | None = None

@@ -6,7 +6,7 @@ import logging
 import threading
 from typing import Any
 
-from ..errors import GraphMemError
+from .errors import GraphMemError
 
 log = logging.getLogger(__name__)
 

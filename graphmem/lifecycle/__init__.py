@@ -1,0 +1,17 @@
+"""What happens to knowledge after it is written: the rules (dedupe, merge, supersede,
+expire, demote, purge, caps; plain functions over the models), the builders that turn inputs
+and extractions into nodes and edges, and the batch workers (maintenance, re-embedding,
+export and import). Workers get the ``Parts`` they need, never the ``Memory`` facade."""
+
+from .builders import EntityResolver, GraphBuilder
+from .explain import explain
+from .fold import Folded, WindowFolder
+from .maintain import Maintainer
+from .parts import Parts, check
+from .reembed import Reembedder
+from .transfer import EXPORT_FORMAT, checked_namespace, export, import_
+
+__all__ = [
+    "EXPORT_FORMAT", "EntityResolver", "Folded", "GraphBuilder", "Maintainer", "Parts", "Reembedder", "WindowFolder",
+    "check", "checked_namespace", "explain", "export", "import_",
+]

@@ -1,0 +1,213 @@
+"""Builders that turn inputs (explicit writes, extracted windows) into nodes and edges ready
+for one ``Store.put``: memories with their entities, relations and provenance, supersession,
+episodes and procedures. They read the store but never write it: the caller writes the
+result in one transaction, under the write lock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ..errors import NotFoundError
+from ..models import (
+    SOURCE_CONFIDENCE, Edge, EdgeType, Entity, EntityIn, Episode, MemoryIn, MemoryRecord, Message, Node, Procedure,
+    Relation, RelationIn, Status, item_text,
+)
+from ..store import Store
+from ..text import keywords, normalise_name
+from .parts import Parts, check
+
+PROCEDURE_MATCH_COS = 0.85  # a workflow this close to a stored one reinforces it
+
+
+class EntityResolver:
+    """Maps entity names to existing entities (normalised name or alias), creating new ones
+    once per batch, so one name never becomes two nodes."""
+
+    def __init__(self, store: Store, namespace: str, now: datetime) -> None:
+        self.store = store
+        self.namespace = namespace
+        self.now = now
+        self._known: dict[str, Entity] = {}
+        self._new: dict[str, Entity] = {}
+        self._found: dict[str, Entity] = {}  # stored entities by normalised name, of the names looked up
+        self._looked_up: set[str] = set()
+
+    def prefetch(self, entities: Iterable[EntityIn]) -> None:
+        """Look up the stored entities of many names and aliases in one store call."""
+        names = {normalise_name(n) for e in entities for n in (e.name, *e.aliases)} - {""} - self._looked_up
+        if names:
+            self._found.update(self.store.find_entities(self.namespace, names))
+            self._looked_up |= names
+
+    def resolve(self, e: EntityIn) -> Entity:
+        key = normalise_name(e.name)
+        if key in self._known:
+            return self._known[key]
+        wanted = [key, *(normalise_name(a) for a in e.aliases)]
+        self.prefetch([e])
+        found = {n: self._found[n] for n in wanted if n in self._found}
+        ent = found.get(key) or next(iter(found.values()), None)
+        if ent is None:
+            ent = Entity(namespace=self.namespace, name=e.name, type=e.type, aliases=e.aliases, created_at=self.now,
+                         updated_at=self.now)
+            self._new[ent.id] = ent
+        elif (set(e.aliases) - set(ent.aliases)) or (ent.type == "thing" and e.type != "thing"):
+            ent = ent.model_copy(update={"aliases": sorted(set(ent.aliases) | set(e.aliases)),
+                                         "type": e.type if ent.type == "thing" else ent.type, "updated_at": self.now})
+            self._new[ent.id] = ent
+        for name in {key, *(normalise_name(a) for a in e.aliases)}:
+            self._known[name] = ent
+        return ent
+
+    def new_entities(self) -> list[Entity]:
+        return list(self._new.values())
+
+
+class GraphBuilder:
+    """Nodes and edges from inputs; see the module docstring."""
+
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
+
+    @property
+    def store(self) -> Store:
+        return self.parts.store
+
+    def memories(self, namespace: str, inputs: Sequence[MemoryIn], now: datetime) -> tuple[list[Node], np.ndarray, list[Edge]]:
+        """Memory records, the entities they create and their edges, with one vector row per node."""
+        sources = {sid for m in inputs for sid in m.source_message_ids}
+        if sources:
+            known = {n.id for n in self.store.get(namespace, list(sources)) if n.kind == "message"}
+            if sources - known:
+                raise NotFoundError(f"source message {sorted(sources - known)[0]!r} not found in {namespace!r}")
+        tag_iter = iter(self.parts.tagger.tag_many([m.text for m in inputs if m.entities is None]))
+        all_mentions = [_mentions(m, next(tag_iter) if m.entities is None else None) for m in inputs]
+        resolver = EntityResolver(self.store, namespace, now)
+        resolver.prefetch(e for mentions in all_mentions for e, _ in mentions)  # one lookup, not one per name
+        records: list[MemoryRecord] = []
+        edges: list[Edge] = []
+        for m, mentions in zip(inputs, all_mentions):
+            rec = MemoryRecord(
+                id=m.id or "", namespace=namespace, text=m.text, category=m.category, subject=m.subject,
+                predicate=m.predicate, object=m.object, importance=m.importance,
+                confidence=m.confidence if m.confidence is not None else SOURCE_CONFIDENCE[m.source],
+                source=m.source, pinned=m.pinned, valid_at=m.valid_at or now, invalid_at=m.invalid_at,
+                source_message_ids=m.source_message_ids, episode_id=m.episode_id, created_at=now,
+                updated_at=now, entities=[e.name for e, _ in mentions], keywords=keywords(m.text),
+                metadata=m.metadata,
+            )
+            records.append(rec)
+            edges += _memory_edges(rec, mentions, m.relations, resolver)
+        entities = resolver.new_entities()
+        vectors = self.parts.embedder.embed([r.text for r in records] + [e.name for e in entities])
+        return [*records, *entities], vectors, edges
+
+    def retire(self, namespace: str, old: MemoryRecord, new: MemoryRecord, reason: str, now: datetime
+               ) -> tuple[MemoryRecord, list[Edge]]:
+        """The superseded version of ``old``, its SUPERSEDES edge from ``new`` and its relation
+        edges closed. Bi-temporal: the old fact stopped holding when the new one began
+        (``invalid_at`` = the new ``valid_at``); graphmem retired it now (``expired_at``)."""
+        ended_at = min(new.valid_at or now, now)
+        retired = MemoryRecord.model_validate({
+            **old.model_dump(), "status": Status.superseded, "invalid_at": old.invalid_at or ended_at,
+            "expired_at": now, "status_reason": f"superseded by {new.id}: {reason}", "updated_at": now,
+        })
+        ended = [Edge(namespace=namespace, source=new.id, type=EdgeType.SUPERSEDES, target=old.id,
+                      props={"reason": reason, "at": now.isoformat()})]
+        for edge in self.store.edges(namespace, self.mentioned_ids(namespace, old.id), types=[EdgeType.RELATES_TO]):
+            if edge.props.get("memory_id") == old.id:
+                ended.append(edge.model_copy(update={"props": {**edge.props, "invalid_at": retired.invalid_at.isoformat()}}))
+        return retired, ended
+
+    def mentioned_ids(self, namespace: str, memory_id: str) -> list[str]:
+        return [e.target for e in self.store.edges(namespace, [memory_id], types=[EdgeType.MENTIONS])]
+
+    def entities_of(self, namespace: str, memory_id: str) -> list[EntityIn]:
+        ents = self.store.get(namespace, self.mentioned_ids(namespace, memory_id))
+        return [EntityIn(name=e.name, type=e.type, aliases=e.aliases) for e in ents]
+
+    def episode(self, namespace: str, summary: Any, session_id: str | None, messages: Sequence[Message],
+                memory_ids: Sequence[str], importance: float) -> tuple[Episode, list[Edge]]:
+        """An episode and its COVERS, PRODUCED and NEXT edges."""
+        previous = None
+        if session_id is not None:
+            prior = self.store.query(namespace, "episode", session_id=session_id, limit=1)
+            previous = prior[0].id if prior else None
+        times = [m.created_at for m in messages]
+        episode = check(Episode, {
+            "namespace": namespace, "summary": summary, "session_id": session_id,
+            "message_ids": [m.id for m in messages], "memory_ids": list(memory_ids), "importance": importance,
+            "previous_episode_id": previous, "start_at": min(times, default=None), "end_at": max(times, default=None),
+            "keywords": keywords(summary) if isinstance(summary, str) else [],
+        }, "episode")
+        edges = [Edge(namespace=namespace, source=episode.id, type=EdgeType.COVERS, target=m.id) for m in messages]
+        edges += [Edge(namespace=namespace, source=episode.id, type=EdgeType.PRODUCED, target=i) for i in memory_ids]
+        if previous:
+            edges.append(Edge(namespace=namespace, source=previous, type=EdgeType.NEXT, target=episode.id))
+        return episode, edges
+
+    def procedure(self, namespace: str, task: str, steps: Sequence[str], now: datetime, *, importance: float = 0.6,
+                  confidence: float = 0.7, reinforce: bool = False) -> tuple[Procedure, np.ndarray]:
+        """A procedure and its vector. With ``reinforce``, one that matches a stored workflow
+        (cosine >= 0.85) reinforces it (``seen_count`` + 1, the longer step list) instead."""
+        proc = check(Procedure, {
+            "namespace": namespace, "task": task, "steps": [{"text": s} for s in steps], "importance": importance,
+            "confidence": confidence, "created_at": now, "updated_at": now,
+        }, "procedure")
+        text = item_text(proc)
+        vec = self.parts.embedder.embed([text])[0]
+        if reinforce:
+            hit = self.store.vector_search(namespace, "procedure", vec, 1, [Status.active])
+            found = self.store.get(namespace, [hit[0][0]]) if hit and hit[0][1] >= PROCEDURE_MATCH_COS else []
+            if found and isinstance(found[0], Procedure):
+                old = found[0]
+                longer = len(proc.steps) > len(old.steps)
+                return Procedure.model_validate({
+                    **old.model_dump(), "seen_count": old.seen_count + 1, "updated_at": now,
+                    "steps": [s.model_dump() for s in (proc.steps if longer else old.steps)],
+                }), vec
+        proc.keywords = keywords(text)
+        return proc, vec
+
+
+def _mentions(m: MemoryIn, tagged: list | None) -> list[tuple[EntityIn, str]]:
+    """(entity, role) pairs a memory mentions: subject and object first, then the rest."""
+    out: dict[str, tuple[EntityIn, str]] = {}
+    for name, role in ((m.subject, "subject"), (m.object, "object")):
+        if name:
+            out.setdefault(normalise_name(name), (EntityIn(name=name), role))
+    listed = m.entities if m.entities is not None else [EntityIn(name=t.name, type=t.type) for t in tagged or []]
+    for e in listed:
+        key = normalise_name(e.name)
+        if key in out and out[key][0].type == "thing":
+            out[key] = (e, out[key][1])  # the listed entity carries a better type
+        out.setdefault(key, (e, "mention"))
+    for r in m.relations:
+        for name in (r.source, r.target):
+            out.setdefault(normalise_name(name), (EntityIn(name=name), "mention"))
+    return [v for k, v in out.items() if k]
+
+
+def _memory_edges(rec: MemoryRecord, mentions: list[tuple[EntityIn, str]], relations: list[RelationIn],
+                  resolver: EntityResolver) -> list[Edge]:
+    ns = rec.namespace
+    edges = [
+        Edge(namespace=ns, source=rec.id, type=EdgeType.MENTIONS, target=resolver.resolve(e).id, key=role,
+             props={"role": role})
+        for e, role in mentions
+    ]
+    edges += [Edge(namespace=ns, source=rec.id, type=EdgeType.DERIVED_FROM, target=mid) for mid in rec.source_message_ids]
+    triples = [(r.source, r.predicate, r.target) for r in relations]
+    if rec.subject and rec.predicate and rec.object:
+        triples.append((rec.subject, rec.predicate, rec.object))
+    for source, predicate, target in triples:
+        edges.append(
+            Relation(namespace=ns, source_id=resolver.resolve(EntityIn(name=source)).id, predicate=predicate,
+                     target_id=resolver.resolve(EntityIn(name=target)).id, memory_id=rec.id,
+                     valid_at=rec.valid_at, invalid_at=rec.invalid_at).to_edge()
+        )
+    return edges

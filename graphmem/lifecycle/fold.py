@@ -1,0 +1,163 @@
+"""Folding one extracted window into the graph: admission, dedupe and merge, supersession,
+the episode, procedures, the window's messages stepping back, the session's L1 summary."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..extract.schema import ExtractedMemory, Extraction
+from ..models import Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, Node, Session, Status, utcnow
+from ..text import normalise_name
+from .builders import GraphBuilder
+from .parts import Parts
+from .rules import Decision, Fact, decide, fact_of, merge_candidate, restates_a_step
+
+KNOWN_IN_PROMPT = 5  # related memories shown to the model with each window
+KNOWN_MIN_COS = 0.3
+SIMILAR_FOR_RULES = 8  # stored memories each candidate is checked against
+SUMMARY_EPISODES = 6  # L1 keeps the newest episode summaries of the session
+# A workflow is only taken when the window reads like one: small models invent procedures
+# from ordinary chat ("introduce herself: say hello, ...").
+_SEQUENCE_CUES = re.compile(
+    r"\b(first|then|next|after that|afterwards|finally|step|steps)\b|首先|然后|接着|之后|最后|第[一二三四五]步|步骤",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class Folded:
+    """What one window becomes: nodes with one vector (or None) each, edges, the session's new
+    L1 summary and a report of what was added, merged and superseded."""
+
+    nodes: list[Node] = field(default_factory=list)
+    vectors: list[np.ndarray | None] = field(default_factory=list)
+    edges: list[Edge] = field(default_factory=list)
+    summary: str = ""
+    report: dict[str, Any] = field(default_factory=lambda: {"added": [], "merged": [], "superseded": []})
+
+    def add(self, node: Node, vector: np.ndarray | None) -> None:
+        self.nodes.append(node)
+        self.vectors.append(vector)
+
+
+class WindowFolder:
+    def __init__(self, parts: Parts, builder: GraphBuilder) -> None:
+        self.parts = parts
+        self.builder = builder
+
+    def known(self, namespace: str, msgs: list[Message]) -> list[MemoryRecord]:
+        """The active memories closest to the window, shown to the model as known facts."""
+        store = self.parts.store
+        vec = self.parts.embedder.embed([" ".join(m.content for m in msgs)])[0]
+        hits = store.vector_search(namespace, "memory", vec, KNOWN_IN_PROMPT, [Status.active])
+        found = {r.id: r for r in store.get(namespace, [i for i, c in hits if c >= KNOWN_MIN_COS])}
+        return [found[i] for i, _ in hits if i in found and isinstance(found[i], MemoryRecord)]
+
+    def fold(self, namespace: str, session: Session, msgs: list[Message], extraction: Extraction) -> Folded:
+        """Must run under the write lock: it reads what it will replace."""
+        settings, embedder, store = self.parts.settings, self.parts.embedder, self.parts.store
+        now = utcnow()
+        out = Folded()
+        types = {normalise_name(e.name): e.type for e in extraction.entities}
+        window_text = " ".join(m.content for m in msgs)
+        procedures = [p for p in extraction.procedures if _SEQUENCE_CUES.search(window_text)]
+        taught = [(p.task, p.steps) for p in procedures]
+        admitted = [m for m in extraction.memories if m.importance >= settings.admission_threshold
+                    and not restates_a_step(m.text, m.subject, taught)]
+        inputs = [_memory_input(m, msgs, types) for m in admitted]
+        vecs = embedder.embed([i.text for i in inputs]) if inputs else np.zeros((0, embedder.dim))
+
+        plan: list[tuple[MemoryIn, Decision]] = []
+        pool: list[tuple[Fact, np.ndarray]] = []  # this window's accepted candidates
+        for inp, vec in zip(inputs, vecs):
+            similar = self._similar(namespace, vec) + [(f, float(v @ vec)) for f, v in pool]
+            similar.sort(key=lambda fc: -fc[1])
+            d = decide(fact_of("", inp.text, inp.subject, inp.predicate, inp.object), similar)
+            if d.action != "merge":
+                pool.append((fact_of(f"new:{len(pool)}", inp.text, inp.subject, inp.predicate, inp.object), vec))
+            if d.target and d.target.startswith("new:"):
+                if d.action == "merge":
+                    continue  # says again what this window already said
+                d = Decision("add")
+            plan.append((inp, d))
+
+        fresh = [inp for inp, d in plan if d.action != "merge"]
+        if fresh:
+            nodes, new_vecs, out.edges = self.builder.memories(namespace, fresh, now)
+            for node, vec in zip(nodes, new_vecs):
+                out.add(node, vec)
+        new_records = iter([n for n in out.nodes if isinstance(n, MemoryRecord)])
+        olds = {r.id: r for r in store.get(namespace, [d.target for _, d in plan if d.target])
+                if isinstance(r, MemoryRecord)}
+        produced: list[str] = []
+        for inp, d in plan:
+            if d.action == "merge":
+                old = olds[d.target]
+                merged = merge_candidate(old, inp, now)
+                olds[old.id] = merged
+                out.add(merged, embedder.embed([merged.text])[0] if merged.text != old.text else None)
+                out.edges += [Edge(namespace=namespace, source=merged.id, type=EdgeType.DERIVED_FROM, target=m)
+                              for m in inp.source_message_ids if m not in old.source_message_ids]
+                produced.append(merged.id)
+                out.report["merged"].append({"into": merged.text, "why": d.reason})
+                continue
+            rec = next(new_records)
+            produced.append(rec.id)
+            out.report["added"].append(rec.text)
+            old = olds.get(d.target or "")
+            if d.action == "supersede" and old is not None and old.status is Status.active:
+                retired, ended = self.builder.retire(namespace, old, rec, d.reason, now)
+                olds[old.id] = retired
+                out.add(retired, None)
+                out.edges += ended
+                out.report["superseded"].append({"old": old.text, "new": rec.text, "why": d.reason})
+
+        summary = extraction.episode or "; ".join(m.text for m in admitted[:3]) or f"{len(msgs)} messages"
+        episode, ep_edges = self.builder.episode(namespace, summary, session.id, msgs, list(dict.fromkeys(produced)),
+                                                 max([m.importance for m in admitted], default=0.3))
+        for i, n in enumerate(out.nodes):
+            if isinstance(n, MemoryRecord) and n.id in produced and n.episode_id is None:
+                out.nodes[i] = n.model_copy(update={"episode_id": episode.id})
+        out.add(episode, embedder.embed([episode.summary])[0])
+        out.edges += ep_edges
+
+        for proc in procedures:
+            out.add(*self.builder.procedure(namespace, proc.task, proc.steps, now, reinforce=True))
+
+        for m in msgs:  # the window is represented by its memories and episode now
+            out.add(Message.model_validate({**m.model_dump(), "status": Status.archived, "updated_at": now}), None)
+
+        summaries = [e.summary for e in reversed(store.query(namespace, "episode", session_id=session.id,
+                                                             limit=SUMMARY_EPISODES - 1))] + [episode.summary]
+        out.summary = " ".join(summaries)[-4000:]
+        return out
+
+    def _similar(self, namespace: str, vec: np.ndarray) -> list[tuple[Fact, float]]:
+        store = self.parts.store
+        hits = store.vector_search(namespace, "memory", vec, SIMILAR_FOR_RULES, [Status.active])
+        recs = {r.id: r for r in store.get(namespace, [i for i, _ in hits])}
+        return [(fact_of(r.id, r.text, r.subject, r.predicate, r.object), cos) for i, cos in hits if (r := recs.get(i))]
+
+
+def _memory_input(m: ExtractedMemory, msgs: list[Message], types: dict[str, str]) -> MemoryIn:
+    """An extracted memory as a write input: its entities typed by the extraction, its
+    provenance the window's messages, valid from the conversation's time."""
+    named = {normalise_name(n) for n in (m.subject, m.object) if n}
+    text = m.text.casefold()
+    entities = [EntityIn(name=n, type=types.get(normalise_name(n), "thing")) for n in (m.subject, m.object) if n]
+    for norm, etype in types.items():
+        if norm and norm not in named and norm in text:
+            entities.append(EntityIn(name=norm, type=etype))
+    unique: dict[str, EntityIn] = {}
+    for e in entities:
+        unique.setdefault(normalise_name(e.name), e)
+    return MemoryIn(
+        text=m.text, category=m.kind, subject=m.subject, predicate=m.predicate, object=m.object,
+        importance=m.importance, source=m.source, entities=list(unique.values()),
+        source_message_ids=[x.id for x in msgs], valid_at=msgs[-1].created_at,
+    )
+

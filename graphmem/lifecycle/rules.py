@@ -1,0 +1,240 @@
+"""The lifecycle's rules: plain functions over the models, shared by every backend and by
+both the write path and the batch maintenance run.
+
+What to do with a candidate memory given the similar memories already stored:
+
+- merge (duplicate): keyword Jaccard >= 0.6 with >= 3 shared keywords, the same
+  subject-predicate-object, or a near paraphrase (cosine >= 0.9);
+- supersede (override): same subject and predicate with a new object, or the same endpoints
+  with a new predicate, *and* about the same thing: cosine >= 0.55, or >= 0.2 when the
+  predicate names one attribute (``prefers_language``, not a bare ``prefers``). Two memories
+  that merely look alike never supersede each other;
+- add (coexist): everything else.
+
+What happens to a stored memory over time (``LifecycleSettings`` holds the numbers):
+
+- expire (demote): active, not pinned, importance < 0.1 and unused (last access, else
+  creation) for 120 days -> archived (out of recall, still in history and export);
+- purge: archived for 30 days and not pinned -> deleted for good. Nothing reaches purge
+  without passing through archive, so a user-stated memory is always demoted first;
+- cap: over a namespace's cap, the active memories lowest by the five-factor score without
+  relevance (importance, confidence, recency, frequency) are archived first; pinned ones never;
+- merge: near-duplicates (the ``decide`` merge rule) fold into the newest, which keeps the
+  highest confidence and importance, the union of provenance and the sum of access counts.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Literal
+
+from ..models import SOURCE_CONFIDENCE, MemoryIn, MemoryRecord, Status
+from ..retrieve.scoring import frequency, recency
+from ..settings import LifecycleSettings, RecallOptions
+from ..extract.schema import normalise_predicate
+from ..text import keywords, normalise_name
+
+DUP_JACCARD = 0.6
+DUP_SHARED = 3
+PARAPHRASE_COS = 0.9
+SAME_TOPIC_COS = 0.55
+SPECIFIC_TOPIC_COS = 0.2
+
+
+@dataclass(frozen=True)
+class Fact:
+    """The fields the rules read, for a stored memory or a candidate alike."""
+
+    id: str
+    text: str
+    keywords: frozenset[str]
+    subject: str | None
+    predicate: str | None
+    object: str | None
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: Literal["add", "merge", "supersede"]
+    target: str | None = None
+    reason: str = ""
+
+
+def keyword_overlap(a: frozenset[str], b: frozenset[str]) -> tuple[float, int]:
+    shared = len(a & b)
+    union = len(a | b)
+    return (shared / union if union else 0.0), shared
+
+
+_name = functools.lru_cache(maxsize=65_536)(normalise_name)  # the batch pass compares the same names often
+_predicate = functools.lru_cache(maxsize=4096)(normalise_predicate)
+
+
+def _same(a: str | None, b: str | None, predicate: bool = False) -> bool:
+    if not a or not b:
+        return False
+    return _predicate(a) == _predicate(b) if predicate else _name(a) == _name(b)
+
+
+def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]]) -> Decision:
+    """``similar``: stored active memories with their cosine to the candidate, best first."""
+    for old, cos in similar:
+        why = is_duplicate(candidate, old, cos)
+        if why:
+            return Decision("merge", old.id, why)
+    for old, cos in similar:
+        # a specific predicate (prefers_language) names one attribute; a bare verb (prefers,
+        # likes, has) covers many, so only a memory about the same thing may be replaced
+        specific = "_" in normalise_predicate(candidate.predicate or "")
+        if cos < (SPECIFIC_TOPIC_COS if specific else SAME_TOPIC_COS) or not _same(candidate.subject, old.subject):
+            continue
+        if _same(candidate.predicate, old.predicate, True) and not _same(candidate.object, old.object):
+            return Decision("supersede", old.id, f"{old.predicate}: {old.object} -> {candidate.object}")
+        if _same(candidate.object, old.object) and candidate.predicate and not _same(candidate.predicate, old.predicate, True):
+            return Decision("supersede", old.id, f"{old.subject} -> {old.object}: {old.predicate} -> {candidate.predicate}")
+    return Decision("add")
+
+
+def fact_of(record_id: str, text: str, s: str | None, p: str | None, o: str | None) -> Fact:
+    return Fact(record_id, text, frozenset(keywords(text)), s, p, o)
+
+
+def is_duplicate(a: Fact, b: Fact, cos: float, paraphrase_cos: float = PARAPHRASE_COS) -> str | None:
+    """Why two facts are one (merge), or None. Never two values of one attribute (same
+    subject and predicate, another object), never facts about two different subjects."""
+    if a.subject and b.subject and not _same(a.subject, b.subject):
+        return None
+    same_sp = _same(a.subject, b.subject) and _same(a.predicate, b.predicate, True)
+    same_triple = same_sp and _same(a.object, b.object)
+    if same_sp and a.object and b.object and not same_triple:
+        return None  # a new value for the same attribute is never a duplicate, however alike the words
+    if same_triple:
+        return "same fact"
+    jac, shared = keyword_overlap(a.keywords, b.keywords)
+    if jac >= DUP_JACCARD and shared >= DUP_SHARED:
+        return f"keyword jaccard {jac:.2f}"
+    if cos >= paraphrase_cos:
+        return f"cosine {cos:.2f}"
+    return None
+
+
+def restates_a_step(text: str, subject: str | None, procedures: Sequence[tuple[str, Sequence[str]]]) -> bool:
+    """Small models often repeat a taught workflow's steps as memories: such a memory shares
+    most of its own keywords with one step (or the task) of a procedure of the same window."""
+    own = set(keywords(text)) - set(keywords(subject or ""))
+    if not own:
+        return False
+    for task, steps in procedures:
+        for part in (task, *steps):
+            step = set(keywords(part))
+            shared = len(own & step)
+            if shared / len(own) >= 0.6 or (len(step) >= 2 and shared / len(step) >= 0.75):
+                return True
+    return False
+
+
+def merge_candidate(old: MemoryRecord, new: MemoryIn, now: datetime) -> MemoryRecord:
+    """A candidate that repeats a stored memory: keep the highest confidence and importance,
+    union the provenance; a candidate that says more (a strict superset of keywords)
+    supplements the text."""
+    new_conf = new.confidence if new.confidence is not None else SOURCE_CONFIDENCE[new.source]
+    more = set(keywords(new.text)) > set(old.keywords)
+    return MemoryRecord.model_validate({
+        **old.model_dump(),
+        "text": new.text if more else old.text,
+        "keywords": keywords(new.text) if more else old.keywords,
+        "confidence": max(old.confidence, new_conf),
+        "importance": max(old.importance, new.importance),
+        "pinned": old.pinned or new.pinned,
+        "source_message_ids": list(dict.fromkeys([*old.source_message_ids, *new.source_message_ids])),
+        "updated_at": now,
+    })
+
+
+def survivor(group: Sequence[MemoryRecord]) -> MemoryRecord:
+    """The memory a group of duplicates folds into: the newest source (latest valid_at, then
+    created_at), so the current wording wins."""
+    return max(group, key=lambda m: (m.valid_at or m.created_at, m.created_at, m.id))
+
+
+def fold_duplicates(keep: MemoryRecord, others: Sequence[MemoryRecord], now: datetime) -> dict[str, Any]:
+    """The fields ``keep`` takes from the duplicates folded into it: the highest confidence and
+    importance, the union of provenance, the sum of access counts, the latest use."""
+    group = [keep, *others]
+    used = [m.last_accessed_at for m in group if m.last_accessed_at is not None]
+    return {
+        "confidence": max(m.confidence for m in group),
+        "importance": max(m.importance for m in group),
+        "source": max(group, key=lambda m: m.confidence).source,
+        "pinned": any(m.pinned for m in group),
+        "access_count": sum(m.access_count for m in group),
+        "last_accessed_at": max(used) if used else None,
+        "source_message_ids": list(dict.fromkeys(i for m in group for i in m.source_message_ids)),
+        "entities": list(dict.fromkeys(e for m in group for e in m.entities)),
+        "updated_at": now,
+    }
+
+
+def last_used(m: MemoryRecord) -> datetime:
+    return max(t for t in (m.last_accessed_at, m.created_at) if t is not None)
+
+
+def expiry_date(m: MemoryRecord, policy: LifecycleSettings) -> datetime | None:
+    """When an active memory becomes an expiry candidate if nobody uses it, or None: pinned,
+    or important enough never to expire."""
+    if m.pinned or m.importance >= policy.expire_importance_below:
+        return None
+    return last_used(m) + timedelta(days=policy.expire_unused_days)
+
+
+def expiry_reason(m: MemoryRecord, now: datetime, policy: LifecycleSettings) -> str | None:
+    """Why an active memory expires now (archived), or None."""
+    due = expiry_date(m, policy)
+    if m.status is not Status.active or due is None or due > now:
+        return None
+    days = (now - last_used(m)).total_seconds() / 86_400
+    return (f"expired: importance {m.importance:g} < {policy.expire_importance_below:g} and unused for "
+            f"{days:.0f} days (>= {policy.expire_unused_days:g})")
+
+
+def purge_date(m: MemoryRecord, policy: LifecycleSettings) -> datetime | None:
+    if m.status is not Status.archived or m.pinned or m.archived_at is None:
+        return None
+    return m.archived_at + timedelta(days=policy.purge_after_days)
+
+
+def purge_reason(m: MemoryRecord, now: datetime, policy: LifecycleSettings) -> str | None:
+    """Why an archived memory is deleted for good now, or None. Only archive leads to purge."""
+    due = purge_date(m, policy)
+    if due is None or due > now:
+        return None
+    return f"purged: archived on {m.archived_at:%Y-%m-%d}, {policy.purge_after_days:g} days ago or more"
+
+
+def retention(m: MemoryRecord, now: datetime, options: RecallOptions) -> float:
+    """The five-factor score without relevance (its weights renormalised): what a memory is
+    worth keeping when no query is asking. Caps archive the lowest first."""
+    w = options.weights
+    total = w.importance + w.confidence + w.recency + w.frequency
+    if total <= 0:
+        return 0.0
+    value = (w.importance * m.importance + w.confidence * m.confidence
+             + w.recency * recency(m, now, options.recency_half_life_days)
+             + w.frequency * frequency(m.access_count, options.frequency_saturation))
+    return value / total
+
+
+def over_cap(active: Sequence[MemoryRecord], now: datetime, policy: LifecycleSettings,
+             options: RecallOptions) -> list[tuple[MemoryRecord, str]]:
+    """The active memories a cap archives, lowest retention first (pinned ones never), with
+    the reason."""
+    cap = policy.max_active_memories
+    if cap is None or len(active) <= cap:
+        return []
+    ranked = sorted((m for m in active if not m.pinned), key=lambda m: (retention(m, now, options), m.created_at, m.id))
+    excess = len(active) - cap
+    return [(m, f"cap: {len(active)} active memories > {cap}; retention {retention(m, now, options):.3f} "
+                f"among the lowest") for m in ranked[:excess]]

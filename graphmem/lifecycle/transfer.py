@@ -1,0 +1,131 @@
+"""Export and import: a namespace as JSONL (a header, then nodes, then edges), lossless with
+vectors (base64 float32)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterable
+from typing import IO, Any
+
+import numpy as np
+from pydantic import TypeAdapter
+from pydantic import ValidationError as PydanticValidationError
+
+from ..errors import ValidationError
+from ..models import NODE_TYPES, Edge, Node, item_text
+from ..models.jsonl import read_jsonl, refuse_bad_lines
+from ..models.records import NAMESPACE_PATTERN, Namespace
+from .parts import Parts
+
+EXPORT_FORMAT = "graphmem-export/1"
+EXPORT_KINDS = ("session", "entity", "message", "episode", "memory", "procedure", "maintenance")
+_NS = TypeAdapter(Namespace)
+_PUT_BATCH = 5000
+
+
+def checked_namespace(namespace: str) -> str:
+    try:
+        return _NS.validate_python(namespace)
+    except PydanticValidationError as exc:
+        raise ValidationError(f"invalid namespace {namespace!r}: it must match {NAMESPACE_PATTERN}") from exc
+
+
+def export(parts: Parts, fp: IO[str], namespace: str, *, vectors: bool = True) -> int:
+    """Write ``namespace`` as JSONL; returns lines written."""
+    store, embedder = parts.store, parts.embedder
+    lines = 0
+    soul = store.get_meta(namespace, "soul")
+    fp.write(json.dumps({"format": EXPORT_FORMAT, "namespace": namespace, "embedder": embedder.name,
+                         "dim": embedder.dim, "soul": soul}, ensure_ascii=False) + "\n")
+    ids: list[str] = []
+    for kind in EXPORT_KINDS:
+        offset = 0
+        while True:
+            batch = store.query(namespace, kind, limit=1000, offset=offset, newest_first=False)
+            if not batch:
+                break
+            vecs = store.vectors(namespace, [n.id for n in batch]) if vectors else {}
+            for node in batch:
+                row: dict[str, Any] = {"node": node.model_dump(mode="json")}
+                if node.id in vecs:
+                    row["vector"] = base64.b64encode(vecs[node.id].astype("<f4").tobytes()).decode()
+                fp.write(json.dumps(row, ensure_ascii=False) + "\n")
+                ids.append(node.id)
+                lines += 1
+            offset += len(batch)
+    for i in range(0, len(ids), 500):
+        for edge in store.edges(namespace, ids[i : i + 500], direction="out"):
+            fp.write(json.dumps({"edge": edge.model_dump(mode="json")}, ensure_ascii=False) + "\n")
+            lines += 1
+    return lines
+
+
+def import_(parts: Parts, lines: Iterable[str], *, namespace: str | None = None, skip_invalid: bool = False
+            ) -> dict[str, Any]:
+    """Read a JSONL export; see ``Memory.import_``."""
+    store, embedder = parts.store, parts.embedder
+    state: dict[str, Any] = {"target": checked_namespace(namespace) if namespace else None, "header": {}}
+
+    def target(data: dict[str, Any]) -> str:
+        state["target"] = state["target"] or checked_namespace(data.get("namespace", "default"))
+        return state["target"]
+
+    def parse(row: dict[str, Any]) -> tuple[str, Any]:
+        if "format" in row:
+            if row["format"] != EXPORT_FORMAT:
+                raise ValueError(f"unknown format {row['format']!r}")
+            state["header"] = row
+            target(row)
+            return "header", None
+        if "node" in row:
+            data = {**row["node"]}
+            data["namespace"] = target(data)
+            kind = data.get("kind")
+            if kind not in NODE_TYPES:
+                raise ValueError(f"unknown kind {kind!r}")
+            node = NODE_TYPES[kind].model_validate(data)
+            vec = None
+            if "vector" in row:
+                vec = np.frombuffer(base64.b64decode(row["vector"], validate=True), dtype="<f4").astype(np.float32)
+                if vec.shape[0] != embedder.dim or not np.all(np.isfinite(vec)):
+                    raise ValueError(f"vector must be {embedder.dim} finite float32 values")
+            return "node", (node, vec)
+        if "edge" in row:
+            data = {**row["edge"]}
+            data["namespace"] = target(data)
+            return "edge", Edge.model_validate(data)
+        raise ValueError("expected a 'format', 'node' or 'edge' object")
+
+    rows, errors = read_jsonl(lines, parse)
+    if not skip_invalid:
+        refuse_bad_lines(errors, "imported")
+    nodes: list[Node] = [value[0] for what, value in rows if what == "node"]
+    vectors: dict[str, np.ndarray] = {value[0].id: value[1] for what, value in rows if what == "node" and value[1] is not None}
+    edges: list[Edge] = [value for what, value in rows if what == "edge"]
+    ns = state["target"]
+    if ns is None:
+        raise ValidationError("the import holds no records")
+    if state["header"] and state["header"].get("embedder") != embedder.name:
+        vectors.clear()  # vectors of another model are re-computed below
+    if skip_invalid:
+        node_ids = {n.id for n in nodes}
+        existing = {n.id for n in store.get(ns, list({e.source for e in edges} | {e.target for e in edges}))}
+        edges = [e for e in edges if {e.source, e.target} <= node_ids | existing]
+    need = [n for n in nodes if n.id not in vectors and n.kind not in ("session", "entity", "maintenance")]
+    if need:
+        for n, v in zip(need, embedder.embed([item_text(n) for n in need])):
+            vectors[n.id] = v
+    with parts.write_lock:
+        for i in range(0, max(len(nodes), 1), _PUT_BATCH):
+            chunk = nodes[i : i + _PUT_BATCH]
+            mat = np.full((len(chunk), embedder.dim), np.nan, dtype=np.float32)
+            for j, n in enumerate(chunk):
+                if n.id in vectors:
+                    mat[j] = vectors[n.id]
+            last = i + _PUT_BATCH >= len(nodes)
+            store.put(ns, chunk, mat if chunk else None, edges if last else ())
+        if state["header"].get("soul"):
+            store.set_meta(ns, "soul", state["header"]["soul"])
+    return {"namespace": ns, "nodes": len(nodes), "edges": len(edges),
+            "errors": [{"line": e.line, "reason": e.reason} for e in errors]}

@@ -1,0 +1,140 @@
+"""The embedded store's edges: SQLite rows, with the RELATES_TO graph held in networkx for
+multi-hop traversal (a mixin of ``EmbeddedStore``: it shares the connection and lock)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime, timezone
+
+import networkx as nx
+
+from ..errors import ValidationError
+from ..models import Edge, EdgeType, NodeKind, Status
+from .base import Direction
+from .embedded_parts import chunks as _chunks
+
+
+class GraphMixin:
+    # edges ------------------------------------------------------------------------------
+    def add_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
+        self.put(namespace, [], edges=edges)
+
+    @staticmethod
+    def _put_edges(cur: sqlite3.Cursor, namespace: str, edges: Sequence[Edge]) -> None:
+        if not edges:
+            return
+        ends = list({e.source for e in edges} | {e.target for e in edges})
+        present: set[str] = set()
+        for chunk in _chunks(ends, 500):
+            marks = ",".join("?" * len(chunk))
+            present |= {r[0] for r in cur.execute(
+                f"SELECT id FROM nodes WHERE namespace = ? AND id IN ({marks})", (namespace, *chunk))}  # noqa: S608
+        missing = [x for x in ends if x not in present]
+        if missing:
+            raise ValidationError(f"edge endpoint {missing[0]!r} does not exist in namespace {namespace!r}")
+        cur.executemany(
+            "INSERT OR REPLACE INTO edges VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(namespace, e.source, e.type.value, e.target, e.key, json.dumps(e.props, ensure_ascii=False),
+              e.created_at.timestamp()) for e in edges],
+        )
+
+    def delete_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
+        with self._lock, self._guard():
+            self._sync()
+            with self._tx() as cur:
+                cur.executemany(
+                    "DELETE FROM edges WHERE namespace = ? AND source = ? AND type = ? AND target = ? AND key = ?",
+                    [(namespace, e.source, e.type.value, e.target, e.key) for e in edges],
+                )
+            graph = self._graphs.get(namespace)
+            if graph is not None:
+                for e in edges:
+                    if e.type is EdgeType.RELATES_TO and graph.has_edge(e.source, e.target, key=e.key):
+                        graph.remove_edge(e.source, e.target, key=e.key)
+
+    def edges(
+        self,
+        namespace: str,
+        ids: Sequence[str],
+        *,
+        types: Sequence[EdgeType] | None = None,
+        direction: Direction = "out",
+    ) -> list[Edge]:
+        if not ids:
+            return []
+        type_sql, type_params = "", []
+        if types:
+            type_sql = f" AND type IN ({','.join('?' * len(types))})"
+            type_params = [EdgeType(t).value for t in types]
+        columns = {"out": ["source"], "in": ["target"], "both": ["source", "target"]}[direction]
+        out: dict[tuple, Edge] = {}
+        with self._lock, self._guard():
+            self._sync()
+            for column in columns:
+                for chunk in _chunks(list(ids), 500):
+                    marks = ",".join("?" * len(chunk))
+                    for row in self.conn.execute(
+                        f"SELECT source, type, target, key, props, created_at FROM edges "  # noqa: S608
+                        f"WHERE namespace = ? AND {column} IN ({marks}){type_sql}",
+                        (namespace, *chunk, *type_params),
+                    ):
+                        source, etype, target, key, props, created = row
+                        out[(source, etype, target, key)] = Edge(
+                            namespace=namespace, source=source, type=etype, target=target, key=key,
+                            props=json.loads(props), created_at=datetime.fromtimestamp(created, tz=timezone.utc),
+                        )
+        return sorted(out.values(), key=lambda e: e.created_at)
+
+    def _graph(self, namespace: str) -> nx.MultiDiGraph:
+        graph = self._graphs.get(namespace)
+        if graph is None:
+            graph = nx.MultiDiGraph()
+            for source, target, key in self.conn.execute(
+                "SELECT source, target, key FROM edges WHERE namespace = ? AND type = ?",
+                (namespace, EdgeType.RELATES_TO.value),
+            ):
+                graph.add_edge(source, target, key=key)
+            self._graphs[namespace] = graph
+        return graph
+
+    def neighbours(self, namespace: str, entity_ids: Sequence[str], depth: int, limit: int = 200) -> dict[str, int]:
+        with self._lock, self._guard():
+            self._sync()
+            graph = self._graph(namespace)
+            hops = {e: 0 for e in entity_ids}
+            frontier = [e for e in entity_ids if e in graph]
+            for hop in range(1, depth + 1):
+                nxt = []
+                for node in frontier:
+                    for other in (*graph.successors(node), *graph.predecessors(node)):
+                        if other not in hops:
+                            if len(hops) >= limit:
+                                return hops
+                            hops[other] = hop
+                            nxt.append(other)
+                frontier = nxt
+            return hops
+
+    def mentioned_by(
+        self, namespace: str, entity_ids: Sequence[str], kind: NodeKind, statuses: Sequence[Status], limit: int
+    ) -> list[tuple[str, str]]:
+        out: list[tuple[str, str]] = []
+        status_marks = ",".join("?" * len(statuses))
+        with self._lock, self._guard():
+            self._sync()
+            for chunk in _chunks(list(entity_ids), 400):
+                if len(out) >= limit:
+                    break
+                marks = ",".join("?" * len(chunk))
+                out += self.conn.execute(
+                    # edges by target drive the join; left alone, the planner scans the namespace's edges
+                    "SELECT e.source, e.target FROM edges e INDEXED BY edges_by_target "
+                    "CROSS JOIN nodes n ON n.namespace = e.namespace AND n.id = e.source "
+                    f"WHERE e.namespace = ? AND e.type = ? AND e.target IN ({marks}) "  # noqa: S608 (placeholders only)
+                    f"AND n.kind = ? AND n.status IN ({status_marks}) LIMIT ?",
+                    (namespace, EdgeType.MENTIONS.value, *chunk, kind, *(Status(x).value for x in statuses),
+                     limit - len(out)),
+                ).fetchall()
+        return out

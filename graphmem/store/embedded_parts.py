@@ -1,0 +1,162 @@
+"""Pieces of the embedded store: its SQLite schema, the in-memory exact vector index, the FTS5
+keyword query and small helpers shared by the store's modules."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+
+import numpy as np
+
+from ..text import fts_query
+
+DELETED = 255  # status code of a removed row in a VectorIndex
+KEYWORD_DOC_BUDGET = 3000  # documents BM25 may score per query, beyond its rarest term
+STATUS_CODE = {"active": 0, "superseded": 1, "archived": 2, "merged": 3}
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL,
+    PRIMARY KEY (namespace, key));
+CREATE TABLE IF NOT EXISTS namespaces (name TEXT PRIMARY KEY, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS nodes (
+    rowid INTEGER PRIMARY KEY,
+    namespace TEXT NOT NULL, id TEXT NOT NULL, kind TEXT NOT NULL,
+    status TEXT, session_id TEXT, category TEXT, seq INTEGER,
+    created_at REAL NOT NULL, updated_at REAL NOT NULL,
+    access_count INTEGER NOT NULL DEFAULT 0, last_accessed_at REAL,
+    data TEXT NOT NULL,
+    UNIQUE (namespace, id));
+CREATE INDEX IF NOT EXISTS nodes_by_kind ON nodes (namespace, kind, status, created_at);
+CREATE INDEX IF NOT EXISTS nodes_by_session ON nodes (namespace, session_id, kind, created_at);
+CREATE INDEX IF NOT EXISTS nodes_by_seq ON nodes (namespace, session_id, seq) WHERE seq IS NOT NULL;
+CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS vectors_next (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);  -- re-embedding
+CREATE TABLE IF NOT EXISTS names (
+    namespace TEXT NOT NULL, norm TEXT NOT NULL, entity_id TEXT NOT NULL,
+    PRIMARY KEY (namespace, norm, entity_id));
+CREATE INDEX IF NOT EXISTS names_by_entity ON names (namespace, entity_id);
+CREATE TABLE IF NOT EXISTS edges (
+    namespace TEXT NOT NULL, source TEXT NOT NULL, type TEXT NOT NULL, target TEXT NOT NULL,
+    key TEXT NOT NULL DEFAULT '', props TEXT NOT NULL, created_at REAL NOT NULL,
+    PRIMARY KEY (namespace, source, type, target, key));
+CREATE INDEX IF NOT EXISTS edges_by_target ON edges (namespace, target, type);
+CREATE INDEX IF NOT EXISTS relations_by_memory ON edges (namespace, json_extract(props, '$.memory_id'))
+    WHERE type = 'RELATES_TO';
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    scope, body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE IF NOT EXISTS fts_vocab USING fts5vocab(fts, 'row');
+"""
+
+
+def ts(value: datetime | None) -> float | None:
+    return value.timestamp() if value is not None else None
+
+
+class VectorIndex:
+    """Exact cosine search over unit rows of one (namespace, kind)."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.ids: list[str | None] = []
+        self.pos: dict[str, int] = {}
+        self.mat = np.zeros((0, dim), dtype=np.float32)
+        self.codes = np.zeros(0, dtype=np.uint8)
+        self.size = 0
+        self.deleted = 0
+
+    def _grow(self, need: int) -> None:
+        cap = self.mat.shape[0]
+        if need <= cap:
+            return
+        new_cap = max(need, cap * 2, 256)
+        mat = np.zeros((new_cap, self.dim), dtype=np.float32)
+        mat[: self.size] = self.mat[: self.size]
+        codes = np.full(new_cap, DELETED, dtype=np.uint8)
+        codes[: self.size] = self.codes[: self.size]
+        self.mat, self.codes = mat, codes
+
+    def upsert(self, ids: Sequence[str], vecs: np.ndarray, codes: Sequence[int]) -> None:
+        self._grow(self.size + len(ids))
+        for i, node_id in enumerate(ids):
+            p = self.pos.get(node_id)
+            if p is None:
+                p = self.size
+                self.size += 1
+                self.ids.append(node_id)
+                self.pos[node_id] = p
+            self.mat[p] = vecs[i]
+            self.codes[p] = codes[i]
+
+    def set_code(self, node_id: str, code: int) -> None:
+        p = self.pos.get(node_id)
+        if p is not None:
+            self.codes[p] = code
+
+    def remove(self, node_id: str) -> None:
+        p = self.pos.pop(node_id, None)
+        if p is None:
+            return
+        self.codes[p] = DELETED
+        self.ids[p] = None
+        self.deleted += 1
+        if self.deleted > 1024 and self.deleted > self.size // 2:
+            self._compact()
+
+    def _compact(self) -> None:
+        keep = [p for p in range(self.size) if self.ids[p] is not None]
+        self.mat[: len(keep)] = self.mat[keep]
+        self.codes[: len(keep)] = self.codes[keep]
+        self.codes[len(keep) : self.size] = DELETED
+        self.ids = [self.ids[p] for p in keep]
+        self.pos = {node_id: i for i, node_id in enumerate(self.ids)}
+        self.size = len(keep)
+        self.deleted = 0
+
+    def search(self, query: np.ndarray, k: int, codes: Sequence[int]) -> list[tuple[str, float]]:
+        if self.size == 0 or k <= 0:
+            return []
+        sims = self.mat[: self.size] @ query
+        allowed = np.isin(self.codes[: self.size], np.asarray(codes, dtype=np.uint8))
+        sims = np.where(allowed, sims, -np.inf)
+        n_ok = int(allowed.sum())
+        k = min(k, n_ok)
+        if k == 0:
+            return []
+        top = np.argpartition(-sims, k - 1)[:k] if k < self.size else np.arange(self.size)
+        top = top[np.argsort(-sims[top], kind="stable")][:k]
+        return [(self.ids[p], float(sims[p])) for p in top]
+
+
+def chunks(items: list, size: int) -> Iterator[list]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def keyword_query(conn: sqlite3.Connection, terms: list[str], scopes: list[str], namespace: str, k: int
+                  ) -> list[tuple[str, float]]:
+    """BM25 top-k of FTS5 within the given scope tokens (namespace, kind, status)."""
+    # BM25 costs time in proportion to the documents its terms match, and common terms
+    # rank least. Like a common-terms query, BM25 runs on the rarest terms while their
+    # document counts stay within a budget (the rarest always runs); the others still
+    # count through the keyword coverage of recall. Counts come from the FTS5 vocabulary.
+    marks = ",".join("?" * len(terms))
+    df = dict(conn.execute(f"SELECT term, doc FROM fts_vocab WHERE term IN ({marks})", terms))  # noqa: S608
+    present = sorted((t for t in terms if df.get(t, 0) > 0), key=lambda t: df[t])
+    kept, total = [], 0
+    for t in present:
+        if kept and total + df[t] > KEYWORD_DOC_BUDGET:
+            break
+        kept.append(t)
+        total += df[t]
+    match = fts_query(kept)
+    if match is None:
+        return []
+    scope_expr = " OR ".join(f'scope:"{s}"' for s in scopes)
+    sql = (
+        "SELECT n.id, s.score FROM (SELECT rowid, -bm25(fts, 0.0, 1.0) AS score FROM fts WHERE fts MATCH ? "
+        "ORDER BY bm25(fts, 0.0, 1.0) LIMIT ?) s JOIN nodes n ON n.rowid = s.rowid "
+        "WHERE n.namespace = ? ORDER BY s.score DESC"
+    )
+    return [(i, float(score)) for i, score in conn.execute(sql, (f"({scope_expr}) AND ({match})", k, namespace))]

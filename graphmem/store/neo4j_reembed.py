@@ -1,0 +1,82 @@
+"""The Neo4j store's re-embedding: target-model vectors fill the second vector property
+(``embedding_b``, or ``embedding`` again) with its own vector indexes, beside the live one that
+search keeps using; the swap flips the live property and drops the old one (a mixin of
+``Neo4jStore``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..errors import StoreError, ValidationError
+from ..models import Node
+from .base import VECTOR_KINDS
+from .cypher import query
+from .neo4j_rows import chunks as _chunks
+
+_BATCH = 10_000  # nodes marked or cleared per transaction
+_WRITE_BATCH = 2000
+
+
+class ReembedMixin:
+    # re-embedding ------------------------------------------------------------------------------
+    def reembed_target(self) -> tuple[str, int] | None:
+        name, dim = self.get_meta("", "next_embedder"), self.get_meta("", "next_dim")
+        self._next = (name, int(dim)) if name and dim else None
+        return self._next
+
+    def _clear_vectors(self, prop: str) -> None:
+        while self._write("reembed_clear", _ids={"vector": prop}, batch=_BATCH)[0]["n"] >= _BATCH:
+            pass
+
+    def _drop_vector_indexes(self, prop: str) -> None:
+        with self._errors(), self._driver.session(database=self.database) as session:
+            for row in self._read("schema_vector_indexes"):
+                if row["name"].endswith("_" + prop):
+                    session.run(query("schema_drop_index").text, {"name": row["name"]}).consume()
+
+    def begin_reembed(self, *, embedder: str, dim: int) -> None:
+        """The second vector property gets its own vector indexes, sized for the target."""
+        if (embedder, dim) == (self.embedder, self.dim):
+            raise ValidationError(f"the store is already embedded with {embedder} ({dim}-d)")
+        if self.reembed_target() == (embedder, dim):
+            return  # resume
+        self._drop_vector_indexes(self._shadow)
+        self._clear_vectors(self._shadow)
+        self._apply_schema(dim, self._shadow, only_vectors=True)
+        for key, value in (("next_embedder", embedder), ("next_dim", str(dim))):
+            self.set_meta("", key, value)
+        self._next = (embedder, dim)
+        while self._write("reembed_mark", kinds=list(VECTOR_KINDS), batch=_BATCH)[0]["n"] >= _BATCH:
+            pass
+
+    def reembed_pending(self, limit: int) -> list[Node]:
+        return self._hydrate(self._rows("reembed_pending", limit=limit))
+
+    def put_reembedded(self, namespace: str, ids: Sequence[str], vectors: np.ndarray) -> None:
+        target = self.reembed_target()
+        if target is None:
+            raise StoreError("no re-embedding in progress: call begin_reembed() first")
+        vecs = np.asarray(vectors, dtype=np.float32)
+        if vecs.shape != (len(ids), target[1]) or not np.all(np.isfinite(vecs)):
+            raise ValidationError(f"re-embedded vectors must be ({len(ids)}, {target[1]}) finite values, got {vecs.shape}")
+        vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        rows = [{"id": i, "vector": v.tolist()} for i, v in zip(ids, vecs)]
+        for chunk in _chunks(rows, _WRITE_BATCH):
+            self._write("reembed_put", namespace=namespace, rows=chunk, shadow=self._shadow)
+
+    def finish_reembed(self) -> None:
+        """Flip the live property, then drop the old one's indexes and values."""
+        target = self.reembed_target()
+        if target is None:
+            raise StoreError("no re-embedding in progress")
+        if self.reembed_pending(1):
+            raise StoreError("nodes are still waiting to be re-embedded; finish them first")
+        old = self._prop
+        for key, value in (("vector_prop", self._shadow), ("embedder", target[0]), ("dim", str(target[1])),
+                           ("next_embedder", None), ("next_dim", None)):
+            self.set_meta("", key, value)
+        self._prop, (self.embedder, self.dim), self._next = self._shadow, target, None
+        self._drop_vector_indexes(old)
+        self._clear_vectors(old)

@@ -1,0 +1,68 @@
+"""How graphmem's records travel to and from Neo4j: node properties, edge rows, Lucene terms."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from ..models import Edge, Node
+from ..text import index_terms
+from .base import node_text, scope_token
+
+
+def lucene_term(term: str) -> str:
+    """One term as a quoted Lucene phrase: user text can never become query syntax."""
+    return '"' + term.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def to_native(value: Any) -> Any:
+    return value.to_native() if hasattr(value, "to_native") else value
+
+
+def plain(value: Any) -> Any:
+    """A model field as a Neo4j property value, or None when it has no property form."""
+    if hasattr(value, "value") and not isinstance(value, (str, int, float, bool, datetime)):
+        value = value.value  # enums
+    if value is None or isinstance(value, (str, int, float, bool, datetime)):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    return None
+
+
+def props(node: Node) -> dict[str, Any]:
+    """Searchable, explorable properties of a node (the JSON ``data`` is the source of truth)."""
+    out: dict[str, Any] = {}
+    for name in type(node).model_fields:
+        if name in ("metadata", "access_count", "last_accessed_at"):
+            continue
+        out[name] = plain(getattr(node, name))
+    if node.kind == "procedure":
+        out["steps"] = [s.text for s in node.steps]
+    text = node_text(node)
+    status = getattr(node, "status", None)
+    out["text"] = text
+    out["terms"] = (
+        scope_token(node.namespace, node.kind, status.value if status else None) + " " + index_terms(text)
+        if text else None
+    )
+    data = node.model_dump(mode="json", exclude={"access_count", "last_accessed_at"})
+    out["data"] = json.dumps(data, ensure_ascii=False)
+    out["access_count"] = getattr(node, "access_count", 0)
+    out["last_accessed_at"] = getattr(node, "last_accessed_at", None)
+    return out
+
+
+def edge_row(e: Edge) -> dict[str, Any]:
+    flat = {k: plain(v) for k, v in e.props.items() if k not in ("key", "props", "created_at")}
+    return {
+        "source": e.source, "target": e.target, "key": e.key, "created_at": e.created_at,
+        "props": json.dumps(e.props, ensure_ascii=False), "flat": flat,
+    }
+
+
+def chunks(items: list, size: int) -> Iterator[list]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
