@@ -291,6 +291,7 @@ def test_reopening_with_another_configured_embedder_keeps_recall_and_maintain_re
         assert ids(mem.recall("vinyl funk records", k=1, record_access=False)) == [m.id]
         (run,) = mem.maintain("default")
         assert run.reembedded >= 1 and mem.embedder.name == "test-words-64"
+        assert mem.maintenance_history()[0].reembedded == run.reembedded
         assert ids(mem.recall("vinyl funk records", k=1, record_access=False)) == [m.id]
     with Memory(tmp_path / "m.db", embedder=WordsEmbedder()) as mem:
         assert mem.store.bound_embedder() == ("test-words-64", 64)

@@ -390,8 +390,10 @@ class Memory:
                 runs.append(self._maintainer.run(ns, dry_run=dry_run, now=when, policy=rules, progress=progress))
         if not dry_run and (self._wanted_embedder is not None or self.store.reembed_target() is not None):
             done = self.reembed(self._wanted_embedder)
-            for run in runs:
-                run.reembedded = done
+            with self._parts.write_lock:
+                for run in runs:  # the audit records say so too
+                    run.reembedded = done
+                    self.store.put(run.namespace, [run])
         return runs
 
     def _policy(self, policy: LifecycleSettings | dict | None) -> LifecycleSettings:

@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 PAGE = 5000  # records read per store call
 APPLY_BATCH = 500  # records written per transaction
 Progress = Callable[[str, int, int], None]  # (step, done, total)
+MergePlan = tuple[MemoryRecord, list[tuple[MemoryRecord, str]]]  # survivor, [(duplicate, reason)]
 
 
 class Maintainer:
@@ -54,22 +55,20 @@ class Maintainer:
                              policy=policy.model_dump(mode="json"))
 
         # 1. merge near-duplicates into the newest of each group
-        report("merge", 0, 1)
         merged_away: set[str] = set()
         if policy.merge and len(active) > 1:
-            vecs = self._vectors(namespace, active)
-            for group, reasons in find_groups(active, vecs, policy.merge_cosine):
-                records = [active[i] for i in group]
-                keep = survivor(records)
-                others = [m for m in records if m.id != keep.id]
-                if not dry_run and not self._apply_merge(namespace, keep, others, reasons, group, active, now):
-                    continue
-                for i in group:
-                    if active[i].id != keep.id:
-                        merged_away.add(active[i].id)
-                        run.actions.append(LifecycleAction(action="merge", id=active[i].id, target=keep.id,
-                                                           reason=f"duplicate: {reasons[i]}"))
-        report("merge", 1, 1)
+            report("merge", 0, 1)
+            plans = []
+            for group, reasons in find_groups(active, self._vectors(namespace, active), policy.merge_cosine):
+                keep = survivor([active[i] for i in group])
+                plans.append((keep, [(active[i], reasons[i]) for i in group if active[i].id != keep.id]))
+            if not dry_run:
+                plans = self._apply_merges(namespace, plans, now, report)
+            for keep, others in plans:
+                for m, why in others:
+                    merged_away.add(m.id)
+                    run.actions.append(LifecycleAction(action="merge", id=m.id, target=keep.id, reason=f"duplicate: {why}"))
+            report("merge", 1, 1)
         remaining = [m for m in active if m.id not in merged_away]
 
         # 2. expiry: active -> archived
@@ -121,34 +120,52 @@ class Maintainer:
         return {m.id: m for m in snapshot if (f := fresh.get(m.id)) is not None and isinstance(f, MemoryRecord)
                 and f.updated_at == m.updated_at and f.status == m.status and f.access_count == m.access_count}
 
-    def _apply_merge(self, namespace: str, keep: MemoryRecord, others: list[MemoryRecord], reasons: dict[int, str],
-                     group: list[int], active: list[MemoryRecord], now: datetime) -> bool:
+    def _apply_merges(self, namespace: str, plans: list[MergePlan], now: datetime, report: Progress) -> list[MergePlan]:
+        """Fold each group into its survivor, many groups per transaction; a group any member of
+        which changed since the snapshot is left for the next run."""
         store = self.parts.store
-        why = {active[i].id: reasons[i] for i in group}
-        with self.parts.write_lock:
-            if len(self._unchanged(namespace, [keep, *others])) != len(others) + 1:
-                return False  # changed since the snapshot: the next run sees it again
-            merged = MemoryRecord.model_validate({**keep.model_dump(), **fold_duplicates(keep, others, now)})
-            sources = [i for i in merged.source_message_ids if i not in keep.source_message_ids]
-            live = {n.id for n in store.get(namespace, sources)}
-            mentioned = {e.target: e for e in store.edges(namespace, [keep.id], types=[EdgeType.MENTIONS])}
-            edges = [Edge(namespace=namespace, source=keep.id, type=EdgeType.DERIVED_FROM, target=i)
-                     for i in sources if i in live]
-            for e in store.edges(namespace, [m.id for m in others], types=[EdgeType.MENTIONS]):
-                if e.target not in mentioned:
-                    mentioned[e.target] = e
-                    edges.append(e.model_copy(update={"source": keep.id}))
-            nodes = [merged]
-            for m in others:
-                reason = f"merged into {keep.id}: {why[m.id]}"
-                nodes.append(MemoryRecord.model_validate({
-                    **m.model_dump(), "status": Status.merged, "expired_at": now, "status_reason": reason,
-                    "updated_at": now,
-                }))
-                edges.append(Edge(namespace=namespace, source=m.id, type=EdgeType.MERGED_INTO, target=keep.id,
-                                  props={"reason": why[m.id], "at": now.isoformat()}))
-            store.put(namespace, nodes, None, edges)
-        return True
+        done: list[MergePlan] = []
+        batches: list[list[MergePlan]] = [[]]
+        for plan in plans:  # about APPLY_BATCH records per transaction
+            if sum(1 + len(p[1]) for p in batches[-1]) >= APPLY_BATCH:
+                batches.append([])
+            batches[-1].append(plan)
+        for batch in batches:
+            with self.parts.write_lock:
+                ok = self._unchanged(namespace, [m for keep, others in batch for m in (keep, *(o for o, _ in others))])
+                batch = [(k, others) for k, others in batch if k.id in ok and all(o.id in ok for o, _ in others)]
+                if not batch:
+                    continue
+                mentions: dict[str, dict[str, Edge]] = {}
+                for e in store.edges(namespace, [m.id for k, others in batch for m in (k, *(o for o, _ in others))],
+                                     types=[EdgeType.MENTIONS]):
+                    mentions.setdefault(e.source, {})[e.target] = e
+                sources = {i for k, others in batch for o, _ in others for i in o.source_message_ids}
+                live = {n.id for n in store.get(namespace, list(sources))}
+                nodes: list[MemoryRecord] = []
+                edges: list[Edge] = []
+                for keep, others in batch:
+                    merged = MemoryRecord.model_validate(
+                        {**keep.model_dump(), **fold_duplicates(keep, [o for o, _ in others], now)})
+                    nodes.append(merged)
+                    edges += [Edge(namespace=namespace, source=keep.id, type=EdgeType.DERIVED_FROM, target=i)
+                              for i in merged.source_message_ids if i not in keep.source_message_ids and i in live]
+                    have = dict(mentions.get(keep.id, {}))
+                    for o, why in others:
+                        for target, e in mentions.get(o.id, {}).items():
+                            if target not in have:
+                                have[target] = e
+                                edges.append(e.model_copy(update={"source": keep.id}))
+                        nodes.append(MemoryRecord.model_validate({
+                            **o.model_dump(), "status": Status.merged, "expired_at": now,
+                            "status_reason": f"merged into {keep.id}: {why}", "updated_at": now,
+                        }))
+                        edges.append(Edge(namespace=namespace, source=o.id, type=EdgeType.MERGED_INTO, target=keep.id,
+                                          props={"reason": why, "at": now.isoformat()}))
+                store.put(namespace, nodes, None, edges)
+            done += batch
+            report("merge", len(done), len(plans))
+        return done
 
     def _apply_archive(self, namespace: str, planned: list[tuple[str, MemoryRecord, str]], now: datetime,
                        report: Progress) -> list[tuple[str, MemoryRecord, str]]:

@@ -226,7 +226,7 @@ class LifecycleAction(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    action: Literal["merge", "expire", "cap", "purge", "reembed"]
+    action: Literal["merge", "expire", "cap", "purge"]
     id: str
     reason: str
     target: str | None = None  # merge: the memory it was folded into

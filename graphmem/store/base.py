@@ -153,6 +153,26 @@ def unit_query(vector: np.ndarray, dim: int | None) -> np.ndarray:
     return q / norm
 
 
+def reembedded_rows(target: tuple[str, int] | None, ids: Sequence[str], vectors: np.ndarray) -> np.ndarray:
+    """A re-embedding's vectors checked against its target dimension, as unit rows."""
+    if target is None:
+        raise StoreError("no re-embedding in progress: call begin_reembed() first")
+    vecs = np.asarray(vectors, dtype=np.float32)
+    if vecs.shape != (len(ids), target[1]) or not np.all(np.isfinite(vecs)):
+        raise ValidationError(f"re-embedded vectors must be ({len(ids)}, {target[1]}) finite values, got {vecs.shape}")
+    return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+
+
+def swap_target(store: "Store") -> tuple[str, int]:
+    """The model a finished re-embedding swaps in; refused while nodes still wait for it."""
+    target = store.reembed_target()
+    if target is None:
+        raise StoreError("no re-embedding in progress")
+    if store.reembed_pending(1):
+        raise StoreError("nodes are still waiting to be re-embedded; finish them first")
+    return target
+
+
 def node_text(node: Node) -> str | None:
     """The text a node is found by in keyword search (None: not searchable)."""
     kind = node.kind

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import StoreError, ValidationError
+from ..errors import ValidationError
 from ..models import Node
-from .base import VECTOR_KINDS
+from .base import VECTOR_KINDS, reembedded_rows, swap_target
 
 
 class ReembedMixin:
@@ -42,13 +42,7 @@ class ReembedMixin:
             return self._hydrate(rows)
 
     def put_reembedded(self, namespace: str, ids: Sequence[str], vectors: np.ndarray) -> None:
-        target = self.reembed_target()
-        if target is None:
-            raise StoreError("no re-embedding in progress: call begin_reembed() first")
-        vecs = np.asarray(vectors, dtype=np.float32)
-        if vecs.shape != (len(ids), target[1]) or not np.all(np.isfinite(vecs)):
-            raise ValidationError(f"re-embedded vectors must be ({len(ids)}, {target[1]}) finite values, got {vecs.shape}")
-        vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        vecs = reembedded_rows(self.reembed_target(), ids, vectors)
         with self._lock, self._guard(), self._tx() as cur:
             for node_id, vec in zip(ids, vecs):
                 cur.execute(
@@ -57,11 +51,7 @@ class ReembedMixin:
                 )
 
     def finish_reembed(self) -> None:
-        target = self.reembed_target()
-        if target is None:
-            raise StoreError("no re-embedding in progress")
-        if self.reembed_pending(1):
-            raise StoreError("nodes are still waiting to be re-embedded; finish them first")
+        target = swap_target(self)
         with self._lock, self._guard():
             with self._tx() as cur:
                 cur.execute("DELETE FROM vectors")

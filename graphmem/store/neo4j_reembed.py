@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import StoreError, ValidationError
+from ..errors import ValidationError
 from ..models import Node
-from .base import VECTOR_KINDS
+from .base import VECTOR_KINDS, reembedded_rows, swap_target
 from .cypher import query
 from .neo4j_rows import chunks as _chunks
 
@@ -55,24 +55,14 @@ class ReembedMixin:
         return self._hydrate(self._rows("reembed_pending", limit=limit))
 
     def put_reembedded(self, namespace: str, ids: Sequence[str], vectors: np.ndarray) -> None:
-        target = self.reembed_target()
-        if target is None:
-            raise StoreError("no re-embedding in progress: call begin_reembed() first")
-        vecs = np.asarray(vectors, dtype=np.float32)
-        if vecs.shape != (len(ids), target[1]) or not np.all(np.isfinite(vecs)):
-            raise ValidationError(f"re-embedded vectors must be ({len(ids)}, {target[1]}) finite values, got {vecs.shape}")
-        vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        vecs = reembedded_rows(self.reembed_target(), ids, vectors)
         rows = [{"id": i, "vector": v.tolist()} for i, v in zip(ids, vecs)]
         for chunk in _chunks(rows, _WRITE_BATCH):
             self._write("reembed_put", namespace=namespace, rows=chunk, shadow=self._shadow)
 
     def finish_reembed(self) -> None:
         """Flip the live property, then drop the old one's indexes and values."""
-        target = self.reembed_target()
-        if target is None:
-            raise StoreError("no re-embedding in progress")
-        if self.reembed_pending(1):
-            raise StoreError("nodes are still waiting to be re-embedded; finish them first")
+        target = swap_target(self)
         old = self._prop
         for key, value in (("vector_prop", self._shadow), ("embedder", target[0]), ("dim", str(target[1])),
                            ("next_embedder", None), ("next_dim", None)):
