@@ -156,3 +156,12 @@ def test_forget_a_whole_namespace_needs_yes(db):
     assert result.exit_code == 0 and "deleted namespace 'tenant-x'" in result.output
     assert "tenant-x" not in run(db, "stats", "--json").output
     assert run(db, "forget", "--namespace", "tenant-x", "--yes").exit_code == 1  # gone: a clear error
+
+
+def test_reembed_errors_are_one_line(db):
+    run(db, "remember", "Bea sails near Kiel")
+    same = run(db, "reembed", "--to", "use")
+    assert same.exit_code == 1 and "already embedded with use-multilingual-v3" in same.output
+    unknown = run(db, "reembed", "--to", "word2vec")
+    assert unknown.exit_code == 1 and "unknown embedder 'word2vec'" in unknown.output
+    assert "Traceback" not in same.output + unknown.output
