@@ -317,3 +317,15 @@ def test_duplicate_groups_never_join_two_values_or_two_subjects():
     vectors = np.stack([base[0], base[0], base[0], base[1], base[1], base[1], base[1]])
     groups = sorted(sorted(g) for g, _ in find_groups(memories, vectors, 0.9))
     assert groups == [[0, 1], [3, 4, 6]]  # strongest pairs first; Carl's never joins Bob's group
+
+
+def test_a_merge_survivor_is_judged_as_merged_by_the_later_rules_of_the_same_run(lmem):
+    lmem.remember("Dee owns a red kayak", subject="Dee", predicate="owns", object="red kayak", importance=0.1)
+    survivor = lmem.remember("Dee has a red kayak", subject="Dee", predicate="owns", object="red kayak",
+                             importance=0.1)
+    lmem.remember("Dee is a paramedic", importance=0.9)
+    lmem.remember("Dee lives in Bergen", importance=0.8)
+    (run,) = lmem.maintain("default", policy={"max_active_memories": 2})
+    assert run.merged == 1 and run.capped == 1 and [a.id for a in run.actions if a.action == "cap"] == [survivor.id]
+    assert status(lmem, survivor.id) is Status.archived
+    assert len(lmem.list("memory", status="active")) == run.active_after == 2

@@ -69,6 +69,9 @@ class Maintainer:
                     merged_away.add(m.id)
                     run.actions.append(LifecycleAction(action="merge", id=m.id, target=keep.id, reason=f"duplicate: {why}"))
             report("merge", 1, 1)
+            # the survivors as merged (uses summed, confidence raised) are what the next rules judge
+            folded = {k.id: fold_duplicates(k, [o for o, _ in others], now) for k, others in plans}
+            active = [m.model_copy(update=folded[m.id]) if m.id in folded else m for m in active]
         remaining = [m for m in active if m.id not in merged_away]
 
         # 2. expiry: active -> archived
