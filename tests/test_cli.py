@@ -111,7 +111,8 @@ def test_stats_and_soul(db):
 def test_demo_runs_the_real_model(tmp_path):
     result = runner.invoke(app, ["--db", str(tmp_path / "demo.db"), "demo"])
     assert result.exit_code == 0, result.output
-    for expected in ("windows extracted", "model calls", "## Identity", "## Memories", "demo finished"):
+    for expected in ("windows extracted", "model calls", "## Identity", "## Memories", "7. The lifecycle",
+                     "would merge", "demo finished"):
         assert expected in result.output
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import tempfile
 import time
+from datetime import timedelta
 from importlib import resources
 from pathlib import Path
 
 from . import out, print_context, recall_table
+from ..models import utcnow
 from ..models.jsonl import read_messages
 from .commands import _progress, extraction_progress
 
@@ -87,6 +89,14 @@ def run_demo(db: Path | None, namespace: str = "demo") -> None:
             out.rule("6. Context for the agent's next turn (budget 300 tokens)")
             mem.set_soul("You are Alice's engineering assistant. Be brief; respect her allergies.", namespace=namespace)
             print_context(mem.context(QUESTIONS[0], budget=300, session_id="rewrite", namespace=namespace))
+
+            out.rule("7. The lifecycle: a dry run of maintenance 200 days from now, and why a memory is where it is")
+            (run,) = mem.maintain(namespace, dry_run=True, now=utcnow() + timedelta(days=200))
+            out.print(f"would merge {run.merged}, expire {run.expired} (importance < 0.1, unused 120 days), cap "
+                      f"{run.capped}, purge {run.purged}; {run.active_before} active memories -> {run.active_after}; "
+                      f"audit record {run.id}", highlight=False)
+            for old in changed[:1]:
+                out.print(f"[dim]explain {old.id}:[/dim] {mem.explain(old.id, namespace=namespace).rule}", highlight=False)
         out.print(f"\n[green]demo finished in {time.perf_counter() - t0:.1f} s[/green]"
                   + ("" if tmp else f"; store kept at {db}"))
     finally:
