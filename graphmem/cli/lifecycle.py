@@ -33,12 +33,14 @@ def maintain(
                 return
             table = Table(title=f"maintenance runs in {state.namespace!r}")
             table.add_column("run", no_wrap=True)
-            for col in ("at", "dry run", "merged", "expired", "capped", "purged", "active", "seconds"):
+            table.add_column("at", no_wrap=True)
+            for col in ("dry", "changes", "active"):
                 table.add_column(col)
             for r in runs:
-                table.add_row(r.id, f"{r.created_at:%Y-%m-%d %H:%M}", "yes" if r.dry_run else "", str(r.merged),
-                              str(r.expired), str(r.capped), str(r.purged), f"{r.active_before} -> {r.active_after}",
-                              f"{r.seconds:.1f}")
+                changes = ", ".join(f"{n} {what}" for what, n in (("merged", r.merged), ("expired", r.expired),
+                                                                  ("capped", r.capped), ("purged", r.purged)) if n)
+                table.add_row(r.id, f"{r.created_at:%Y-%m-%d}", "yes" if r.dry_run else "", changes or "none",
+                              f"{r.active_before}->{r.active_after}")
             out.print(table if runs else "no maintenance runs yet")
             return
         policy = {"max_active_memories": cap} if cap is not None else None
