@@ -329,3 +329,16 @@ def test_a_merge_survivor_is_judged_as_merged_by_the_later_rules_of_the_same_run
     assert run.merged == 1 and run.capped == 1 and [a.id for a in run.actions if a.action == "cap"] == [survivor.id]
     assert status(lmem, survivor.id) is Status.archived
     assert len(lmem.list("memory", status="active")) == run.active_after == 2
+
+
+def test_archiving_by_hand_is_dated_and_purged_like_any_archive(lmem):
+    m = lmem.remember("An old office door code", importance=0.5)
+    archived = lmem.update(m.id, status="archived")
+    assert archived.archived_at is not None and archived.status_reason == "archived by hand"
+    assert "archived by hand" in lmem.explain(m.id).rule
+    (run,) = lmem.maintain("default", now=archived.archived_at + 31 * DAY)
+    assert [a.id for a in run.actions if a.action == "purge"] == [m.id]
+    restored = lmem.remember("Another code", importance=0.5)
+    lmem.update(restored.id, status="archived")
+    back = lmem.update(restored.id, status="active")
+    assert back.archived_at is None and back.status_reason == ""

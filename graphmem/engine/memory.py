@@ -19,7 +19,9 @@ from pydantic import ValidationError as PydanticValidationError
 from ..embed import Embedder, embedder_for, make_embedder
 from ..errors import ConfigurationError, NamespaceNotFoundError, NotFoundError, ValidationError
 from ..extract.extractors import Extractor
-from ..lifecycle import GraphBuilder, Maintainer, Parts, Reembedder, check, checked_namespace, explain, export, import_
+from ..lifecycle import (
+    GraphBuilder, Maintainer, Parts, Reembedder, check, checked_namespace, explain, export, import_, resolve_policy,
+)
 from ..models import (
     LAYERS, NODE_TYPES, Context, EdgeType, Episode, Explanation, History, Layer, MaintenanceRun, MemoryIn, MemoryPatch,
     MemoryRecord, Message, MessageIn, Neighbourhood, Node, NodeKind, Procedure, ScoredItem, Session, Status,
@@ -271,11 +273,7 @@ class Memory:
             now = utcnow()
             corrects = any(k in changes and changes[k] != getattr(old, k) for k in ("text", "subject", "predicate", "object"))
             if not corrects:
-                if changes.get("status") == "archived" and old.status is not Status.archived:
-                    changes.update(archived_at=now, status_reason="archived by hand")
-                elif changes.get("status") == "active":
-                    changes.update(archived_at=None, status_reason="")
-                updated = MemoryRecord.model_validate({**old.model_dump(), **changes, "updated_at": now})
+                updated = self._builder.patched(old, changes, now)
                 self.store.put(namespace, [updated])
                 return updated
             if old.status is not Status.active:
@@ -381,7 +379,7 @@ class Memory:
         long enough, and finish a pending re-embedding. ``dry_run`` changes nothing but still
         leaves the audit record. ``now`` moves the clock (time travel); ``policy`` overrides the
         settings' ``lifecycle`` numbers for this run. Returns one audit record per namespace."""
-        rules = self._policy(policy)
+        rules = resolve_policy(self.settings.lifecycle, policy)
         when = _TIME.validate_python(now) if now else utcnow()
         namespaces = [self._existing(namespace)] if namespace else self.store.namespaces()
         runs = []
@@ -395,13 +393,6 @@ class Memory:
                     run.reembedded = done
                     self.store.put(run.namespace, [run])
         return runs
-
-    def _policy(self, policy: LifecycleSettings | dict | None) -> LifecycleSettings:
-        if policy is None:
-            return self.settings.lifecycle
-        if isinstance(policy, LifecycleSettings):
-            return policy
-        return check(LifecycleSettings, {**self.settings.lifecycle.model_dump(), **policy}, "lifecycle policy")
 
     def maintenance_history(self, *, namespace: str = "default", limit: int = 20) -> list[MaintenanceRun]:
         """The audit records of past maintenance runs, newest first."""

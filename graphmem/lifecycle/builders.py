@@ -106,6 +106,16 @@ class GraphBuilder:
         vectors = self.parts.embedder.embed([r.text for r in records] + [e.name for e in entities])
         return [*records, *entities], vectors, edges
 
+    @staticmethod
+    def patched(old: MemoryRecord, changes: dict[str, Any], now: datetime) -> MemoryRecord:
+        """``old`` with fields changed in place (no correction); archiving by hand is dated and
+        says so, so the purge rule and ``explain`` treat it like any other archived memory."""
+        if changes.get("status") == "archived" and old.status is not Status.archived:
+            changes = {**changes, "archived_at": now, "status_reason": "archived by hand"}
+        elif changes.get("status") == "active":
+            changes = {**changes, "archived_at": None, "status_reason": ""}
+        return MemoryRecord.model_validate({**old.model_dump(), **changes, "updated_at": now})
+
     def retire(self, namespace: str, old: MemoryRecord, new: MemoryRecord, reason: str, now: datetime
                ) -> tuple[MemoryRecord, list[Edge]]:
         """The superseded version of ``old``, its SUPERSEDES edge from ``new`` and its relation

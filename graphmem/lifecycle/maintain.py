@@ -19,7 +19,7 @@ import numpy as np
 from ..models import Edge, EdgeType, LifecycleAction, MaintenanceRun, MemoryRecord, Status, utcnow
 from ..settings import LifecycleSettings
 from .duplicates import find_groups
-from .parts import Parts
+from .parts import Parts, check
 from .rules import expiry_reason, fold_duplicates, over_cap, purge_reason, survivor
 
 log = logging.getLogger(__name__)
@@ -28,6 +28,15 @@ PAGE = 5000  # records read per store call
 APPLY_BATCH = 500  # records written per transaction
 Progress = Callable[[str, int, int], None]  # (step, done, total)
 MergePlan = tuple[MemoryRecord, list[tuple[MemoryRecord, str]]]  # survivor, [(duplicate, reason)]
+
+
+def resolve_policy(base: LifecycleSettings, policy: LifecycleSettings | dict | None) -> LifecycleSettings:
+    """The rules' numbers for one run: the settings', or ``policy`` (whole, or fields over them)."""
+    if policy is None:
+        return base
+    if isinstance(policy, LifecycleSettings):
+        return policy
+    return check(LifecycleSettings, {**base.model_dump(), **policy}, "lifecycle policy")
 
 
 class Maintainer:
