@@ -342,3 +342,19 @@ def test_archiving_by_hand_is_dated_and_purged_like_any_archive(lmem):
     lmem.update(restored.id, status="archived")
     back = lmem.update(restored.id, status="active")
     assert back.archived_at is None and back.status_reason == ""
+
+
+def test_an_interrupted_reembedding_resumes_where_it_stopped(tmp_path):
+    from graphmem import Memory
+
+    target = WordsEmbedder()
+    with Memory(tmp_path / "r.db") as mem:
+        kept = mem.remember("The user restores old bicycles")
+        mem.store.begin_reembed(embedder=target.name, dim=target.dim)  # a run that stopped before any batch
+        mem.remember("The user rides to work on Tuesdays")  # written meanwhile: queued as well
+        assert len(mem.store.reembed_pending(100)) >= 2
+    with Memory(tmp_path / "r.db", embedder=target) as mem:
+        assert mem.store.reembed_target() == (target.name, target.dim)
+        (run,) = mem.maintain("default")
+        assert run.reembedded >= 2 and mem.store.bound_embedder() == (target.name, 64)
+        assert ids(mem.recall("restores old bicycles", k=1, layers=["memory"], record_access=False)) == [kept.id]
