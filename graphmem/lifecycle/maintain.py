@@ -27,7 +27,8 @@ log = logging.getLogger(__name__)
 PAGE = 5000  # records read per store call
 APPLY_BATCH = 500  # records written per transaction
 Progress = Callable[[str, int, int], None]  # (step, done, total)
-MergePlan = tuple[MemoryRecord, list[tuple[MemoryRecord, str]]]  # survivor, [(duplicate, reason)]
+# (survivor as read, survivor as merged, [(duplicate, reason)])
+MergePlan = tuple[MemoryRecord, MemoryRecord, list[tuple[MemoryRecord, str]]]
 
 
 def resolve_policy(base: LifecycleSettings, policy: LifecycleSettings | dict | None) -> LifecycleSettings:
@@ -70,17 +71,20 @@ class Maintainer:
             plans = []
             for group, reasons in find_groups(active, self._vectors(namespace, active), policy.merge_cosine):
                 keep = survivor([active[i] for i in group])
-                plans.append((keep, [(active[i], reasons[i]) for i in group if active[i].id != keep.id]))
+                others = [(active[i], reasons[i]) for i in group if active[i].id != keep.id]
+                merged = MemoryRecord.model_validate(
+                    {**keep.model_dump(), **fold_duplicates(keep, [o for o, _ in others], now)})
+                plans.append((keep, merged, others))
             if not dry_run:
                 plans = self._apply_merges(namespace, plans, now, report)
-            for keep, others in plans:
+            for keep, _, others in plans:
                 for m, why in others:
                     merged_away.add(m.id)
                     run.actions.append(LifecycleAction(action="merge", id=m.id, target=keep.id, reason=f"duplicate: {why}"))
             report("merge", 1, 1)
             # the survivors as merged (uses summed, confidence raised) are what the next rules judge
-            folded = {k.id: fold_duplicates(k, [o for o, _ in others], now) for k, others in plans}
-            active = [m.model_copy(update=folded[m.id]) if m.id in folded else m for m in active]
+            folded = {keep.id: merged for keep, merged, _ in plans}
+            active = [folded.get(m.id, m) for m in active]
         remaining = [m for m in active if m.id not in merged_away]
 
         # 2. expiry: active -> archived
@@ -139,26 +143,24 @@ class Maintainer:
         done: list[MergePlan] = []
         batches: list[list[MergePlan]] = [[]]
         for plan in plans:  # about APPLY_BATCH records per transaction
-            if sum(1 + len(p[1]) for p in batches[-1]) >= APPLY_BATCH:
+            if sum(1 + len(p[2]) for p in batches[-1]) >= APPLY_BATCH:
                 batches.append([])
             batches[-1].append(plan)
         for batch in batches:
             with self.parts.write_lock:
-                ok = self._unchanged(namespace, [m for keep, others in batch for m in (keep, *(o for o, _ in others))])
-                batch = [(k, others) for k, others in batch if k.id in ok and all(o.id in ok for o, _ in others)]
+                read = [m for keep, _, others in batch for m in (keep, *(o for o, _ in others))]
+                ok = self._unchanged(namespace, read)
+                batch = [plan for plan in batch if plan[0].id in ok and all(o.id in ok for o, _ in plan[2])]
                 if not batch:
                     continue
                 mentions: dict[str, dict[str, Edge]] = {}
-                for e in store.edges(namespace, [m.id for k, others in batch for m in (k, *(o for o, _ in others))],
-                                     types=[EdgeType.MENTIONS]):
+                for e in store.edges(namespace, [m.id for m in read], types=[EdgeType.MENTIONS]):
                     mentions.setdefault(e.source, {})[e.target] = e
-                sources = {i for k, others in batch for o, _ in others for i in o.source_message_ids}
+                sources = {i for _, _, others in batch for o, _ in others for i in o.source_message_ids}
                 live = {n.id for n in store.get(namespace, list(sources))}
                 nodes: list[MemoryRecord] = []
                 edges: list[Edge] = []
-                for keep, others in batch:
-                    merged = MemoryRecord.model_validate(
-                        {**keep.model_dump(), **fold_duplicates(keep, [o for o, _ in others], now)})
+                for keep, merged, others in batch:
                     nodes.append(merged)
                     edges += [Edge(namespace=namespace, source=keep.id, type=EdgeType.DERIVED_FROM, target=i)
                               for i in merged.source_message_ids if i not in keep.source_message_ids and i in live]

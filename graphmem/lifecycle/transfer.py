@@ -13,7 +13,7 @@ from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
 from ..errors import ValidationError
-from ..models import NODE_TYPES, Edge, Node, item_text
+from ..models import NODE_TYPES, Edge, Node, embed_text
 from ..models.jsonl import read_jsonl, refuse_bad_lines
 from ..models.records import NAMESPACE_PATTERN, Namespace
 from .parts import Parts
@@ -114,7 +114,7 @@ def import_(parts: Parts, lines: Iterable[str], *, namespace: str | None = None,
         edges = [e for e in edges if {e.source, e.target} <= node_ids | existing]
     need = [n for n in nodes if n.id not in vectors and n.kind not in ("session", "entity", "maintenance")]
     if need:
-        for n, v in zip(need, embedder.embed([item_text(n) for n in need])):
+        for n, v in zip(need, embedder.embed([embed_text(n) for n in need])):
             vectors[n.id] = v
     with parts.write_lock:
         for i in range(0, max(len(nodes), 1), _PUT_BATCH):
