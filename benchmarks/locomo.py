@@ -2,6 +2,9 @@
 
     python benchmarks/locomo.py --mode turns            # fast path only, all 10 conversations
     python benchmarks/locomo.py --mode llm --conversations 1 --sessions 3   # with extraction (slow on CPU)
+    python benchmarks/locomo.py --set session_prior=0 --set relevance.graph=0   # a signal off
+
+Conversations 0-4 (the tuning half) and 5-9 (the held-out half) are also reported apart.
 
 Each conversation goes into its own namespace through graphmem's public API (message ids are
 LoCoMo's dia_ids, so provenance maps straight to evidence). For each question (categories 1-4;
@@ -21,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from datetime import timedelta
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -32,7 +36,7 @@ from locomo_data import CATEGORIES, Conversation  # noqa: E402
 
 from graphmem import Memory  # noqa: E402
 from graphmem.models import Episode, MemoryRecord, Message  # noqa: E402
-from graphmem.settings import Settings  # noqa: E402
+from graphmem.settings import RecallFilter, RecallOptions, Settings  # noqa: E402
 from graphmem.text import STOPWORDS, ApproxTokenCounter, segment, stem  # noqa: E402
 
 KS = (5, 10, 20)
@@ -95,6 +99,22 @@ def score(ranked_turn_lists: list[list[str]], evidence: set[str], k: int, turn_t
     }
 
 
+def recall_options(assignments: list[str]) -> RecallOptions:
+    """RecallOptions with ``field=value`` overrides (JSON values; ``relevance.graph=0.5``)."""
+    data = RecallOptions().model_dump()
+    for item in assignments:
+        key, _, value = item.partition("=")
+        *path, last = key.split(".")
+        node = data
+        for part in path:
+            node = node[part]
+        try:
+            node[last] = json.loads(value)
+        except json.JSONDecodeError:
+            node[last] = value
+    return RecallOptions.model_validate(data)
+
+
 def ingest(mem: Memory, conv: Conversation, ns: str, sessions: int | None) -> None:
     by_session: dict[str, list] = defaultdict(list)
     for t in conv.turns:
@@ -113,13 +133,16 @@ def main() -> None:
     ap.add_argument("--conversations", type=int, default=None, help="only N conversations")
     ap.add_argument("--start", type=int, default=0, help="skip the first conversations (for a tuning/test split)")
     ap.add_argument("--sessions", type=int, default=None, help="only the first N sessions of each (llm mode)")
+    ap.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
+                    help="override a RecallOptions field (JSON value; nested with dots: relevance.graph=0.5)")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
     args = ap.parse_args()
     convs = locomo_data.load(args.data)[args.start :]
     convs = convs[: args.conversations] if args.conversations else convs
-    settings = Settings(extraction="manual" if args.mode == "llm" else "off")
+    settings = Settings(extraction="manual" if args.mode == "llm" else "off", recall=recall_options(args.set))
     results: dict[str, dict[int, list[dict]]] = {s: {k: [] for k in KS} for s in ("graphmem", "bm25", "dense")}
     cats: list[int] = []
+    halves: list[str] = []
     times: list[float] = []
     with tempfile.TemporaryDirectory(prefix="graphmem-locomo-") as tmp:
         mem = Memory(Path(tmp) / "locomo.db", settings=settings)
@@ -133,6 +156,7 @@ def main() -> None:
             kept = {m.id for m in mem.list("message", namespace=ns, limit=10_000)}
             turns = [t for t in conv.turns if t.id in kept]
             turn_text = {t.id: t.text for t in turns}
+            asked_at = max(t.at for t in turns) + timedelta(days=1)
             bm25 = BM25([t.text for t in turns])
             vecs = mem.embedder.embed([t.text for t in turns])
             for q in conv.questions:
@@ -140,8 +164,11 @@ def main() -> None:
                 if not evidence:
                     continue  # no evidence (4 questions), or outside the sessions ingested
                 cats.append(q.category)
+                halves.append("0-4" if args.start + i < 5 else "5-9")
                 t0 = time.perf_counter()
-                items = mem.recall(q.text, k=max(KS) * 2, namespace=ns, record_access=False)  # no feedback between questions
+                # no feedback between questions; asked the day after the conversation's last session
+                items = mem.recall(q.text, k=max(KS) * 2, namespace=ns, filter=RecallFilter.READ_ONLY.model_copy(
+                    update={"asked_at": asked_at}))
                 times.append((time.perf_counter() - t0) * 1000)
                 ranked = {
                     "graphmem": [item_turns(s.item) for s in items],
@@ -153,12 +180,12 @@ def main() -> None:
                         results[system][k].append(score(lists, evidence, k, turn_text))
         mem.close()
 
-    def mean(system: str, k: int, key: str, categories: set[int]) -> float:
-        vals = [r[key] for r, c in zip(results[system][k], cats) if c in categories]
+    def mean(system: str, k: int, key: str, categories: set[int], half: str | None = None) -> float:
+        vals = [r[key] for r, c, h in zip(results[system][k], cats, halves) if c in categories and half in (None, h)]
         return sum(vals) / len(vals) if vals else float("nan")
 
     main_cats = {1, 2, 3, 4}
-    report: dict = {"mode": args.mode, "conversations": len(convs), "questions": {CATEGORIES[c]: cats.count(c) for c in sorted(set(cats))},
+    report: dict = {"mode": args.mode, "recall_options": args.set, "conversations": len(convs), "questions": {CATEGORIES[c]: cats.count(c) for c in sorted(set(cats))},
                     "ingest_seconds": round(t_ingest, 1), "recall_ms_p50": statistics.median(times),
                     "recall_ms_p95": float(np.percentile(times, 95)), "systems": {}}
     print(f"LoCoMo, {len(convs)} conversations, mode {args.mode}: {sum(1 for c in cats if c in main_cats)} questions "
@@ -177,6 +204,16 @@ def main() -> None:
         report["systems"][system] = row
         print(f"| {system} | " + " | ".join(f"{v:.3f}" if "turns" not in k and "tokens" not in k else f"{v:.1f}"
                                          for k, v in row.items()) + " |")
+    if len(set(halves)) > 1:
+        print("\n| half | system | recall@10 | recall@10 at 10 turns | multi-hop@10 | temporal@10 | open-domain@10 | "
+              "single-hop@10 |")
+        print("|---|---|" + "---|" * 6)
+        for half in ("0-4", "5-9"):
+            for system in results:
+                row = [mean(system, 10, "recall", main_cats, half), mean(system, 10, "recall_budget", main_cats, half),
+                       *(mean(system, 10, "recall", {c}, half) for c in (1, 2, 3, 4))]
+                report["systems"][system][f"half {half}"] = row
+                print(f"| {half} | {system} | " + " | ".join(f"{v:.3f}" for v in row) + " |")
     args.out.mkdir(parents=True, exist_ok=True)
     out_json = args.out / f"locomo-{args.mode}.json"
     out_json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

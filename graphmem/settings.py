@@ -39,7 +39,9 @@ class RelevanceWeights(BaseModel):
     # embedder is weaker than BM25 on English chat, so keywords weigh more than meaning
     semantic: float = Field(0.35, ge=0)
     keyword: float = Field(0.50, ge=0)
-    graph: float = Field(0.25, ge=0)
+    graph: float = Field(0.5, ge=0, description="graph evidence multiplies text relevance by up to 1 + this")
+    graph_floor: float = Field(0.3, ge=0, le=1, description="a graph hit the text barely matches is raised as if "
+                               "it matched this well")
 
 
 class RecallOptions(BaseModel):
@@ -57,8 +59,24 @@ class RecallOptions(BaseModel):
     max_candidates: int = Field(100, ge=1, le=5000)
     graph_depth: int = Field(2, ge=0, le=3)
     neighbour_turns: float = Field(
-        0.5, ge=0, le=1, description="share of an adjacent turn's relevance a message borrows (LoCoMo: +0.04 recall@10)"
+        0.6, ge=0, le=1, description="share of an adjacent turn's relevance a message borrows (0: off)"
     )
+    neighbour_mode: Literal["all", "answers"] = Field(
+        "answers", description="all: a turn borrows from the turn before and after it; answers: only from a question "
+        "right before it (statement-style logs, where a neighbour is usually unrelated)"
+    )
+    neighbour_fetch: int = Field(10, ge=0, le=100, description="the best turns whose neighbours are fetched along "
+                                 "NEXT edges when they were not candidates (0: off)")
+    session_prior: float = Field(0.3, ge=0, le=1, description="share of the best other turn of its session a turn "
+                                 "gains (0: off)")
+    speaker_match: float = Field(1.0, ge=0, le=1, description="graph evidence of a turn said by a person the query "
+                                 "names (0: off)")
+    turn_mentions: float = Field(0.2, ge=0, le=1, description="graph evidence of a turn that mentions an entity, "
+                                 "relative to a memory's (a turn often names the person it is addressed to)")
+    superseded_turns: float = Field(0.5, ge=0, le=1, description="relevance factor of a turn or episode that "
+                                    "states a value a later memory superseded (it ranks below the current fact)")
+    time_boost: float = Field(0.1, ge=0, le=1, description="relevance added to items from the time a relative "
+                              "expression in the query names (\"last week\", \"上周\"; 0: off)")
     min_relevance: float = Field(0.05, ge=0, le=1, description="candidates below this relevance are dropped")
 
 
@@ -77,6 +95,11 @@ class RecallFilter(BaseModel):
     as_of: UTCDateTime | None = Field(
         None, description="what was true at this time: memories valid then (valid_at <= as_of < invalid_at), "
         "superseded ones included, whatever graphmem believes now"
+    )
+
+    asked_at: UTCDateTime | None = Field(
+        None, description="when the query is asked: relative times in it (\"two weeks ago\") resolve against this "
+        "(default: now)"
     )
 
     def statuses(self) -> tuple[Status, ...]:

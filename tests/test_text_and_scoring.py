@@ -69,8 +69,9 @@ def test_relevance_blend_and_score_weights():
 
 def test_keyword_signal_rewards_coverage():
     full = keyword_signal(2.0, 4.0, {"tea", "ann"}, ["ann", "tea", "x"])
-    half = keyword_signal(4.0, 4.0, {"tea", "ann"}, ["ann"])
-    assert full == pytest.approx(0.75) and half == pytest.approx(0.75)
+    none = keyword_signal(2.0, 4.0, {"tea", "ann"}, ["x"])
+    top = keyword_signal(4.0, 4.0, {"tea", "ann"}, ["ann"])
+    assert full == pytest.approx(0.7 * 0.5 + 0.3) and none == pytest.approx(0.35) and top == pytest.approx(0.85)
     assert keyword_signal(0, 4.0, {"tea"}, ["tea"]) == 0
 
 

@@ -10,8 +10,8 @@ import logging
 import time
 import numpy as np
 
-from ..lifecycle import Parts
-from ..models import Message
+from ..lifecycle import LogLinker, Parts
+from ..models import Message, utcnow
 from ..background import BackgroundWorker
 
 log = logging.getLogger(__name__)
@@ -24,6 +24,7 @@ class Enricher(BackgroundWorker):
     def __init__(self, parts: Parts) -> None:
         super().__init__()
         self.parts = parts
+        self.linker = LogLinker(parts)
 
     @property
     def mode(self) -> str:
@@ -51,6 +52,7 @@ class Enricher(BackgroundWorker):
                 keep = [i for i in idx if batch[i].id in fresh]
                 if not keep:
                     continue
-                nodes = [fresh[batch[i].id].model_copy(update={"entities": [t.name for t in tags[i]]}) for i in keep]
-                parts.store.put(ns, nodes, np.asarray(vectors[keep]))
+                linked = self.linker.link(ns, [fresh[batch[i].id] for i in keep], [tags[i] for i in keep], utcnow())
+                rows = [np.asarray(vectors[keep])] + ([linked.vectors] if linked.entities else [])
+                parts.store.put(ns, [*linked.messages, *linked.entities], np.vstack(rows), linked.edges)
         log.info("enriched %d messages in %.1f ms", len(batch), (time.perf_counter() - t0) * 1000)

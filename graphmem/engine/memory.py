@@ -20,7 +20,7 @@ from ..embed import Embedder, embedder_for, make_embedder
 from ..errors import ConfigurationError, NamespaceNotFoundError, NotFoundError, ValidationError
 from ..extract.extractors import Extractor
 from ..lifecycle import (
-    GraphBuilder, Maintainer, Parts, Reembedder, check, checked_namespace, explain, export, import_, resolve_policy,
+    GraphBuilder, LogLinker, Maintainer, Parts, Reembedder, chain_edges, check, checked_namespace, explain, export, import_, resolve_policy,
 )
 from ..models import (
     LAYERS, NODE_TYPES, Context, EdgeType, Episode, Explanation, History, Layer, MaintenanceRun, MemoryIn, MemoryPatch,
@@ -77,6 +77,7 @@ class Memory:
         self._wanted_embedder = configured if live is not configured else None
         self._parts = Parts(store=store, embedder=live, tagger=EntityTagger(), settings=settings)
         self._builder = GraphBuilder(self._parts)
+        self._linker = LogLinker(self._parts)
         self.counter = token_counter or ApproxTokenCounter()
         self.recaller = Recaller(store, live)
         self._enricher = Enricher(self._parts)
@@ -217,24 +218,30 @@ class Memory:
                 if not inputs:
                     return []
             texts = [m.content for m in inputs]
-            tags = self.tagger.tag_many(texts) if wait else [[] for _ in texts]
             records: list[Message] = [
                 check(Message, {
                     "id": m.id or "", "namespace": namespace, "session_id": session_id, "role": m.role,
                     "speaker": m.speaker, "content": m.content, "seq": session.message_count + i,
-                    "created_at": m.created_at or now, "updated_at": now, "entities": [e.name for e in ents],
-                    "keywords": keywords(m.content), "metadata": m.metadata,
+                    "created_at": m.created_at or now, "updated_at": now, "keywords": keywords(m.content),
+                    "metadata": m.metadata,
                 }, f"message {i}")
-                for i, (m, ents) in enumerate(zip(inputs, tags))
+                for i, m in enumerate(inputs)
             ]
             session.message_count += len(records)
             session.last_message_at = max([r.created_at for r in records] + [session.last_message_at or records[0].created_at])
             session.updated_at = now
-            nan_row = np.full((1, self.embedder.dim), np.nan, dtype=np.float32)
-            if wait:
-                self.store.put(namespace, [session, *records], np.vstack([nan_row, self.embedder.embed(texts)]))
+            edges = chain_edges(session, records)
+            if wait:  # speakers and mentions now; with wait=False the enrichment thread links them
+                linked = self._linker.link(namespace, records, self.tagger.tag_many(texts), now)
+                records = linked.messages
+                nan_row = np.full((1, self.embedder.dim), np.nan, dtype=np.float32)
+                vectors = [nan_row, self.embedder.embed(texts)]
+                if linked.entities:
+                    vectors.append(linked.vectors)
+                self.store.put(namespace, [session, *records, *linked.entities], np.vstack(vectors),
+                               [*edges, *linked.edges])
         if not wait:
-            self.store.put(namespace, [session, *records])
+            self.store.put(namespace, [session, *records], edges=edges)
             self._enricher.kick()
         if session.message_count - session.extracted_upto >= self.settings.extract_every:
             self._extraction.kick()
@@ -286,8 +293,9 @@ class Memory:
             nodes, vectors, edges = self._builder.memories(namespace, [check(MemoryIn, base, "update")], now)
             new = nodes[0]
             retired, ended = self._builder.retire(namespace, old, new, reason, now)
-            nan_row = np.full((1, self.embedder.dim), np.nan, dtype=np.float32)
-            self.store.put(namespace, [*nodes, retired], np.vstack([vectors, nan_row]), [*edges, *ended])
+            marked = self._builder.mark_derived(namespace, old, new, now)
+            nan_rows = np.full((1 + len(marked), self.embedder.dim), np.nan, dtype=np.float32)
+            self.store.put(namespace, [*nodes, retired, *marked], np.vstack([vectors, nan_rows]), [*edges, *ended])
             return new
 
     def add_episode(

@@ -6,12 +6,13 @@ export and import). Workers get the ``Parts`` they need, never the ``Memory`` fa
 from .builders import EntityResolver, GraphBuilder
 from .explain import explain
 from .fold import Folded, WindowFolder
+from .log_graph import LogLinker, chain_edges
 from .maintain import Maintainer, resolve_policy
 from .parts import Parts, check
 from .reembed import Reembedder
 from .transfer import EXPORT_FORMAT, checked_namespace, export, import_
 
 __all__ = [
-    "EXPORT_FORMAT", "EntityResolver", "Folded", "GraphBuilder", "Maintainer", "Parts", "Reembedder", "WindowFolder",
-    "check", "checked_namespace", "explain", "export", "import_", "resolve_policy",
+    "EXPORT_FORMAT", "EntityResolver", "Folded", "GraphBuilder", "LogLinker", "Maintainer", "Parts", "Reembedder", "WindowFolder",
+    "chain_edges", "check", "checked_namespace", "explain", "export", "import_", "resolve_policy",
 ]

@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import NotFoundError
 from ..models import (
     SOURCE_CONFIDENCE, Edge, EdgeType, Entity, EntityIn, Episode, MemoryIn, MemoryRecord, Message, Node, Procedure,
-    Relation, RelationIn, Status, item_text,
+    Relation, RelationIn, Status, SupersededBy, item_text,
 )
 from ..store import Store
 from ..text import keywords, normalise_name
@@ -62,6 +62,10 @@ class EntityResolver:
         for name in {key, *(normalise_name(a) for a in e.aliases)}:
             self._known[name] = ent
         return ent
+
+    def known(self, name: str) -> Entity | None:
+        """The entity a name was resolved to in this batch, if it was."""
+        return self._known.get(normalise_name(name))
 
     def new_entities(self) -> list[Entity]:
         return list(self._new.values())
@@ -132,6 +136,20 @@ class GraphBuilder:
             if edge.props.get("memory_id") == old.id:
                 ended.append(edge.model_copy(update={"props": {**edge.props, "invalid_at": retired.invalid_at.isoformat()}}))
         return retired, ended
+
+    def mark_derived(self, namespace: str, old: MemoryRecord, new: MemoryRecord, now: datetime,
+                     pending: dict[str, Node] | None = None) -> list[Node]:
+        """The turns ``old`` was derived from and the episode that produced it, marked
+        ``superseded_by`` ``new``: they state the old value, so recall ranks them lower and
+        context annotates them. Turns ``new`` also cites are left alone (they say the new value).
+        ``pending`` holds nodes of the same batch, which are marked instead of their stored copy."""
+        pending = pending or {}
+        ids = [i for i in [*old.source_message_ids, old.episode_id] if i and i not in new.source_message_ids]
+        missing = [i for i in ids if i not in pending]
+        found = {n.id: n for n in self.store.get(namespace, missing)} if missing else {}
+        mark = SupersededBy(memory_id=new.id, at=now, text=new.text)
+        return [n.model_copy(update={"superseded_by": mark, "updated_at": now})
+                for i in ids if isinstance(n := pending.get(i) or found.get(i), (Message, Episode))]
 
     def mentioned_ids(self, namespace: str, memory_id: str) -> list[str]:
         return [e.target for e in self.store.edges(namespace, [memory_id], types=[EdgeType.MENTIONS])]

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..extract.schema import ExtractedMemory, Extraction
 from ..models import Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, Node, Session, Status, utcnow
-from ..text import normalise_name
+from ..text import keywords, normalise_name
 from .builders import GraphBuilder
 from .parts import Parts
 from .rules import Decision, Fact, decide, fact_of, merge_candidate, restates_a_step
@@ -94,6 +94,7 @@ class WindowFolder:
         olds = {r.id: r for r in store.get(namespace, [d.target for _, d in plan if d.target])
                 if isinstance(r, MemoryRecord)}
         produced: list[str] = []
+        replaced: list[tuple[MemoryRecord, MemoryRecord]] = []
         for inp, d in plan:
             if d.action == "merge":
                 old = olds[d.target]
@@ -114,6 +115,7 @@ class WindowFolder:
                 olds[old.id] = retired
                 out.add(retired, None)
                 out.edges += ended
+                replaced.append((old, rec))
                 out.report["superseded"].append({"old": old.text, "new": rec.text, "why": d.reason})
 
         summary = extraction.episode or "; ".join(m.text for m in admitted[:3]) or f"{len(msgs)} messages"
@@ -130,6 +132,14 @@ class WindowFolder:
 
         for m in msgs:  # the window is represented by its memories and episode now
             out.add(Message.model_validate({**m.model_dump(), "status": Status.archived, "updated_at": now}), None)
+
+        for old, new in replaced:  # the turns and episode that stated the old value say so now
+            at = {n.id: i for i, n in enumerate(out.nodes)}
+            for node in self.builder.mark_derived(namespace, old, new, now, {i: out.nodes[j] for i, j in at.items()}):
+                if node.id in at:
+                    out.nodes[at[node.id]] = node
+                else:
+                    out.add(node, None)
 
         summaries = [e.summary for e in reversed(store.query(namespace, "episode", session_id=session.id,
                                                              limit=SUMMARY_EPISODES - 1))] + [episode.summary]
@@ -158,6 +168,22 @@ def _memory_input(m: ExtractedMemory, msgs: list[Message], types: dict[str, str]
     return MemoryIn(
         text=m.text, category=m.kind, subject=m.subject, predicate=m.predicate, object=m.object,
         importance=m.importance, source=m.source, entities=list(unique.values()),
-        source_message_ids=[x.id for x in msgs], valid_at=msgs[-1].created_at,
+        source_message_ids=[x.id for x in source_turns(m, msgs)], valid_at=msgs[-1].created_at,
     )
+
+
+def source_turns(m: ExtractedMemory, msgs: list[Message], most: int = 2) -> list[Message]:
+    """The 1-2 turns of the window a memory comes from: those sharing the most of its keywords
+    (subject and object included), a speaker's own turns before the assistant's; the whole
+    window when no turn shares a keyword (the model paraphrased beyond recognition)."""
+    wanted = set(keywords(" ".join(x for x in (m.text, m.subject, m.object) if x)))
+    if not wanted:
+        return list(msgs)
+    scored = [(len(wanted & set(x.keywords or keywords(x.content))), x.role != "assistant", -i, x)
+              for i, x in enumerate(msgs)]
+    best = max((s[0] for s in scored), default=0)
+    if best == 0:
+        return list(msgs)
+    chosen = sorted((s for s in scored if s[0] * 2 >= best), key=lambda s: s[:3], reverse=True)[:most]
+    return sorted((s[3] for s in chosen), key=lambda x: x.seq)
 

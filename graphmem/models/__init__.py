@@ -24,6 +24,7 @@ from .records import (
     Source,
     Status,
     Step,
+    SupersededBy,
     check_vector,
     new_id,
     utcnow,
@@ -34,6 +35,6 @@ __all__ = [
     "LAYERS", "NODE_TYPES", "SOURCE_CONFIDENCE", "Context", "ContextSection", "Edge", "EdgeType", "Entity",
     "EntityIn", "Episode", "Explanation", "History", "Layer", "LifecycleAction", "MaintenanceRun", "MemoryIn", "MemoryPatch",
     "MessageIn", "RelationIn", "MemoryRecord", "Message", "Neighbourhood", "Node", "NodeKind", "Procedure",
-    "Record", "Relation", "Scorable", "ScoreBreakdown", "ScoredItem", "Session", "Source", "Status", "Step", "check_vector", "embed_text",
+    "Record", "Relation", "Scorable", "ScoreBreakdown", "ScoredItem", "Session", "Source", "Status", "Step", "SupersededBy", "check_vector", "embed_text",
     "item_text", "new_id", "utcnow",
 ]

@@ -76,7 +76,9 @@ class EdgeType(str, Enum):
     DERIVED_FROM = "DERIVED_FROM"  # Memory -> Message
     PRODUCED = "PRODUCED"  # Episode -> Memory
     COVERS = "COVERS"  # Episode -> Message
-    NEXT = "NEXT"  # Episode -> Episode
+    NEXT = "NEXT"  # Episode -> Episode, Message -> Message (the session's order)
+    HAS_MESSAGE = "HAS_MESSAGE"  # Session -> Message
+    SAID = "SAID"  # Entity (the speaker) -> Message
     MENTIONS = "MENTIONS"  # Memory|Episode|Message -> Entity  {role}
     RELATES_TO = "RELATES_TO"  # Entity -> Entity {predicate, memory_id, valid_at, invalid_at}
     SUPERSEDES = "SUPERSEDES"  # Memory -> Memory {reason, at}
@@ -119,6 +121,16 @@ class Scorable(Record):
     last_accessed_at: UTCDateTime | None = None
 
 
+class SupersededBy(BaseModel):
+    """On a turn or episode that states a value a later memory replaced: which memory, when,
+    and what holds now (its text), so recall ranks it lower and context annotates it."""
+
+    model_config = ConfigDict(extra="forbid")
+    memory_id: str
+    at: UTCDateTime
+    text: Text
+
+
 class Session(Record):
     kind: Literal["session"] = "session"
     _prefix = "ses"
@@ -127,6 +139,7 @@ class Session(Record):
     summary_updated_at: UTCDateTime | None = None
     message_count: int = Field(0, ge=0)
     last_message_at: UTCDateTime | None = None
+    last_message_id: str | None = None  # the tail of the NEXT chain
     # extraction: messages with seq < extracted_upto have been through a window
     extracted_upto: int = Field(0, ge=0)
     windows_done: int = Field(0, ge=0)
@@ -150,6 +163,7 @@ class Message(Scorable):
     extracted: bool = False  # set once an extraction window has represented it
     entities: list[str] = Field(default_factory=list)
     keywords: list[str] = Field(default_factory=list)
+    superseded_by: SupersededBy | None = None
 
 
 class MemoryRecord(Scorable):
@@ -202,6 +216,7 @@ class Episode(Scorable):
     start_at: UTCDateTime | None = None
     end_at: UTCDateTime | None = None
     keywords: list[str] = Field(default_factory=list)
+    superseded_by: SupersededBy | None = None
 
 
 class Step(BaseModel):

@@ -26,8 +26,11 @@ class ScoreBreakdown(BaseModel):
     semantic: float = 0.0
     keyword: float = 0.0
     graph: float = 0.0
-    context: float = Field(0.0, description="relevance borrowed from an adjacent turn (messages)")
+    context: float = Field(0.0, description="relevance from the conversation around a turn (adjacent turns, its "
+                           "session) and from the time the query names")
     total: float
+    path: str | None = Field(None, description="how the graph found the item: \"mentions Alice -manager-> Bob\", "
+                             "\"said by Caroline\"")
 
 
 class ScoredItem(BaseModel):
@@ -35,7 +38,7 @@ class ScoredItem(BaseModel):
     item: Item
     score: float
     breakdown: ScoreBreakdown
-    matched_by: list[Literal["vector", "keyword", "graph"]] = Field(default_factory=list)
+    matched_by: list[Literal["vector", "keyword", "graph", "context"]] = Field(default_factory=list)
 
     @property
     def id(self) -> str:

@@ -31,9 +31,15 @@ class _Block:
     tokens: int
 
 
+def _stale(item: object) -> str:
+    """An old value never reads as current: a turn or episode that states one says what replaced it."""
+    mark = getattr(item, "superseded_by", None)
+    return f" (superseded on {mark.at:%Y-%m-%d} by: {mark.text})".replace("\n", " ") if mark is not None else ""
+
+
 def _line(s: ScoredItem) -> str:
     item = s.item
-    text = item_text(item).replace("\n", " ")
+    text = item_text(item).replace("\n", " ") + _stale(item)
     if isinstance(item, Message):
         return f"- [{item.created_at:%Y-%m-%d}] {text}"
     return f"- {text}"
@@ -94,7 +100,7 @@ def assemble(
         reserve("summary", [summary] if summary else [], [session.id], min(left, budget // 4))
     if recent:
         newest_first = list(reversed(recent))
-        lines = [f"{m.speaker or m.role}: {m.content}".replace("\n", " ") for m in newest_first]
+        lines = [f"{m.speaker or m.role}: {m.content}{_stale(m)}".replace("\n", " ") for m in newest_first]
         reserve("recent", lines, [m.id for m in newest_first], min(left, budget // 4))
         if "recent" in blocks:  # keep the turns that fit, in conversation order
             blocks["recent"].lines.reverse()

@@ -14,20 +14,17 @@ from datetime import datetime
 import numpy as np
 
 from ..embed import Embedder
-from ..models import ScoredItem, Status, utcnow
+from ..models import EdgeType, ScoredItem, Status, utcnow
 from ..settings import RecallFilter, RecallOptions
 from ..store import Store
-from ..text import keywords, segment
+from ..text import keywords, name_grams, normalise_name, time_span
 from .scoring import held_at, relevance, score
 
 log = logging.getLogger(__name__)
 
-# Graph score of a memory by how far the entity it mentions is from an entity in the query.
-_HOP_SCORE = {0: 1.0, 1: 0.6, 2: 0.35, 3: 0.2}
+_HOP_DECAY = 0.6  # graph evidence kept per relation hop away from the query's entities
 _GRAPH_ENTITY_LIMIT = 100  # entities a query may expand to
 _GRAPH_PAIR_LIMIT = 1000  # (memory, entity) pairs read before ranking
-_MAX_NAME_WORDS = 4
-_EDGE_PUNCT = "\"'“”‘’.,;:!?()[]{}<>「」『』，。；：！？（）"
 
 
 @dataclass
@@ -36,6 +33,8 @@ class _Candidate:
     keyword_raw: float = 0.0
     graph: float = 0.0
     via: list[str] = field(default_factory=list)
+    entity: str | None = None  # the entity a graph hit mentions
+    said: str | None = None  # the query's person who said this turn
 
 
 @dataclass
@@ -63,14 +62,7 @@ class Recaller:
         """Known entities named in the query -> their ids. Every 1-4 word n-gram of the query
         (as tokens, and as written, so "Jean-Luc" and "北京大学" match too) is looked up by
         normalised name and alias: one indexed query, no NER model on the read path."""
-        names: set[str] = set()
-        for words in (segment(query), [w.strip(_EDGE_PUNCT) for w in query.split()]):
-            words = [w for w in words if w]
-            for n in range(1, _MAX_NAME_WORDS + 1):
-                for i in range(len(words) - n + 1):
-                    names.add(" ".join(words[i : i + n]))
-                    names.add("".join(words[i : i + n]))  # Chinese names that jieba split
-        found = self.store.find_entities(namespace, names)
+        found = self.store.find_entities(namespace, name_grams(query))
         return {e.name: e.id for e in found.values()}
 
     def recall(
@@ -109,10 +101,14 @@ class Recaller:
             for layer in layers
         }
         t1 = time.perf_counter()
-        entities = self.query_entities(namespace, query) if "memory" in layers and options.graph_candidates else {}
-        graph_hits = (
-            self._graph_candidates(namespace, list(entities.values()), qvec, statuses, options) if entities else {}
-        )
+        entities = self.query_entities(namespace, query) if options.graph_candidates else {}
+        q_terms = set(keywords(query))
+        walk = _Walk(self.store, namespace, list(entities.values()), options.graph_depth, q_terms) if entities else None
+        graph_jobs = {
+            layer: self._pool.submit(self._graph_candidates, namespace, layer, walk, qvec, layer_statuses[layer], options)
+            for layer in layers if walk is not None and layer != "procedure"
+        }
+        graph_hits = {layer: job.result() for layer, job in graph_jobs.items()}
         timings["graph"] = (time.perf_counter() - t1) * 1000
 
         t2 = time.perf_counter()
@@ -127,12 +123,11 @@ class Recaller:
                 c = cands.setdefault(node_id, _Candidate())
                 c.keyword_raw = bm25
                 c.via.append("keyword")
-            if layer == "memory":
-                for node_id, (g, sim) in graph_hits.items():
-                    c = cands.setdefault(node_id, _Candidate())
-                    c.graph = g
-                    c.semantic = max(0.0, sim)
-                    c.via.append("graph")
+            for node_id, (g, sim, entity_id) in graph_hits.get(layer, {}).items():
+                c = cands.setdefault(node_id, _Candidate())
+                c.graph, c.entity = g, entity_id
+                c.semantic = max(0.0, sim)
+                c.via.append("graph")
             if len(cands) > options.max_candidates:
                 ranked = sorted(cands.items(), key=lambda kv: -(kv[1].semantic or 0) - kv[1].graph - (kv[1].keyword_raw > 0))
                 cands = dict(ranked[: options.max_candidates])
@@ -140,9 +135,10 @@ class Recaller:
         timings["candidates"] = (time.perf_counter() - t2) * 1000
 
         t3 = time.perf_counter()
-
         scored_by_layer: dict[str, list[ScoredItem]] = {}
-        q_terms = set(keywords(query))
+        speakers = {normalise_name(name): name for name in entities}
+        span = time_span(query, filter.asked_at or now) if options.time_boost else None
+
         def fetch(layer: str, cands: dict[str, _Candidate]) -> dict[str, Any]:
             records = {r.id: r for r in self.store.get(namespace, list(cands))}
             missing = [i for i, c in cands.items() if c.semantic is None and i in records]
@@ -151,28 +147,39 @@ class Recaller:
                     cands[node_id].semantic = max(0.0, sim)
             return records
 
+        def admitted(layer: str, rec: Any) -> bool:
+            if rec is None or rec.kind != layer or rec.status not in layer_statuses[layer]:
+                return False  # a graph hit of another kind, superseded, or deleted meanwhile
+            if session_id is not None and layer == "message" and rec.session_id != session_id:
+                return False
+            return as_of is None or held_at(rec, as_of)
+
         fetched = {layer: self._pool.submit(fetch, layer, cands) for layer, cands in per_layer.items() if cands}
         for layer, cands in per_layer.items():
             if not cands:
                 continue
             records = fetched[layer].result()
             top_kw = max((c.keyword_raw for c in cands.values()), default=0.0)
-            scored: list[ScoredItem] = []
             kept = {}
             for node_id, c in cands.items():
                 rec = records.get(node_id)
-                if rec is None or rec.kind != layer or rec.status not in layer_statuses[layer]:
-                    continue  # a graph hit of another kind, superseded, or deleted meanwhile
-                if session_id is not None and layer == "message" and rec.session_id != session_id:
+                if not admitted(layer, rec):
                     continue
-                if as_of is not None and not held_at(rec, as_of):
-                    continue
+                if layer == "message" and options.speaker_match and normalise_name(rec.speaker) in speakers:
+                    if options.speaker_match > c.graph:  # the graph's SAID edge: a turn by a person the query names
+                        c.graph, c.entity, c.said = options.speaker_match, None, speakers[normalise_name(rec.speaker)]
                 kept[node_id] = (rec, keyword_signal(c.keyword_raw, top_kw, q_terms, rec.keywords))
-            borrowed = self._neighbour_relevance(kept, cands, options) if layer == "message" else {}
+            base = {i: relevance(cands[i].semantic or 0.0, kw, cands[i].graph, options.relevance) for i, (_, kw) in kept.items()}
+            context = self._conversation_context(namespace, kept, base, cands, qvec, admitted, options) if layer == "message" else {}
+            scored: list[ScoredItem] = []
             for node_id, (rec, kw) in kept.items():
                 c = cands[node_id]
+                extra = context.get(node_id, 0.0)
+                if span is not None and _within(rec, span):
+                    extra += options.time_boost
+                stale = getattr(rec, "superseded_by", None) is not None and as_of is None
                 breakdown = score(rec, semantic=c.semantic or 0.0, keyword=kw, graph=c.graph, now=now, options=options,
-                                  context=borrowed.get(node_id, 0.0))
+                                  context=extra, damp=options.superseded_turns if stale else 1.0)
                 if breakdown.relevance < options.min_relevance:
                     continue
                 scored.append(ScoredItem(layer=layer, item=rec, score=breakdown.total, breakdown=breakdown,
@@ -180,47 +187,154 @@ class Recaller:
             scored.sort(key=lambda s: (-s.score, s.item.id))
             scored_by_layer[layer] = scored
         items = merge_layers(scored_by_layer, k)
+        if walk is not None:
+            self._explain_paths(items, per_layer, walk)
         timings["score"] = (time.perf_counter() - t3) * 1000
         if items and filter.record_access:
             self.store.record_access(namespace, [s.item.id for s in items], now)
         timings["total"] = (time.perf_counter() - t0) * 1000
         return RecallResult(items=items, timings_ms=timings, query_entities=list(entities))
 
-    @staticmethod
-    def _neighbour_relevance(kept: dict, cands: dict, options: RecallOptions) -> dict[str, float]:
-        """A turn borrows a share of the relevance of the turn before or after it: the answer
-        to a question often repeats none of its words."""
-        if not options.neighbour_turns:
-            return {}
-        base = {i: relevance(cands[i].semantic or 0.0, kw, cands[i].graph, options.relevance) for i, (_, kw) in kept.items()}
-        at = {(rec.session_id, rec.seq): i for i, (rec, _) in kept.items()}
-        out = {}
-        for i, (rec, _) in kept.items():
-            near = [base[j] for d in (-1, 1) if (j := at.get((rec.session_id, rec.seq + d))) is not None]
+    def _conversation_context(self, namespace: str, kept: dict, base: dict[str, float], cands: dict[str, _Candidate],
+                              qvec: np.ndarray, admitted, options: RecallOptions) -> dict[str, float]:
+        """Relevance a turn takes from its conversation: a share of an adjacent turn's (the
+        answer to a question often repeats none of its words; adjacent turns of the best hits
+        are fetched along NEXT edges when they were not candidates) and a share of the best
+        other turn of its session (evidence clusters in sessions). ``kept``, ``base`` and
+        ``cands`` gain the fetched turns."""
+        out: dict[str, float] = {}
+        if options.neighbour_turns and options.neighbour_fetch and base:
+            top = sorted(base, key=lambda i: -base[i])[: options.neighbour_fetch]
+            near = {e.target if e.source in top else e.source
+                    for e in self.store.edges(namespace, top, types=[EdgeType.NEXT], direction="both")} - set(kept)
             if near:
-                out[i] = options.neighbour_turns * max(near)
+                fresh = [r for r in self.store.get(namespace, list(near)) if admitted("message", r)]
+                sims = self.store.vector_scores(namespace, "message", [r.id for r in fresh], qvec)
+                for r in fresh:
+                    cands[r.id] = _Candidate(semantic=max(0.0, sims.get(r.id, 0.0)), via=["context"])
+                    kept[r.id] = (r, 0.0)
+                    base[r.id] = relevance(cands[r.id].semantic, 0.0, 0.0, options.relevance)
+        at = {(rec.session_id, rec.seq): i for i, (rec, _) in kept.items()}
+        if options.neighbour_turns:
+            for i, (rec, _) in kept.items():
+                lent = []
+                for d in (-1, 1):
+                    j = at.get((rec.session_id, rec.seq + d))
+                    if j is None:
+                        continue
+                    if options.neighbour_mode == "answers" and not (d == -1 and _asks(kept[j][0].content)):
+                        continue
+                    lent.append(base[j])
+                if lent:
+                    out[i] = options.neighbour_turns * max(lent)
+        if options.session_prior:
+            best: dict[str, list[float]] = {}
+            for i, (rec, _) in kept.items():
+                best.setdefault(rec.session_id, []).append(base[i])
+            for i, (rec, _) in kept.items():
+                others = sorted(best[rec.session_id], reverse=True)
+                other = others[1] if others[0] == base[i] and len(others) > 1 else (others[0] if others[0] != base[i] else 0.0)
+                out[i] = out.get(i, 0.0) + options.session_prior * other
         return out
 
-    def _graph_candidates(
-        self, namespace: str, entity_ids: list[str], qvec: np.ndarray, statuses: Sequence[Status], options: RecallOptions
-    ) -> dict[str, tuple[float, float]]:
-        """Memories that mention the query's entities or their neighbours -> (graph score,
-        cosine). A hub entity can reach thousands: they are ranked by graph score plus
-        similarity to the query and cut to ``graph_candidates``."""
-        hops = self.store.neighbours(namespace, entity_ids, options.graph_depth, limit=_GRAPH_ENTITY_LIMIT)
-        graph: dict[str, float] = {}
+    def _graph_candidates(self, namespace: str, layer: str, walk: "_Walk", qvec: np.ndarray, statuses: Sequence[Status],
+                          options: RecallOptions) -> dict[str, tuple[float, float, str]]:
+        """Nodes of ``layer`` that mention the query's entities or their neighbours -> (graph
+        score by hop, cosine, the entity reached). A turn that names a person is weaker
+        evidence (``turn_mentions``): turns name the person they are addressed to. A hub entity can reach thousands: they are
+        ranked by graph score plus similarity to the query and cut to ``graph_candidates``."""
+        graph: dict[str, tuple[float, str]] = {}
         budget = _GRAPH_PAIR_LIMIT
-        for hop in sorted(set(hops.values())):  # the query's own entities first, then each ring outwards
-            ring = [e for e, h in hops.items() if h == hop]
-            pairs = self.store.mentioned_by(namespace, ring, "memory", statuses, budget)
-            for node_id, _ in pairs:
-                graph[node_id] = max(graph.get(node_id, 0.0), _HOP_SCORE.get(hop, 0.1))
+        for hop in sorted(set(walk.hops.values())):  # the query's own entities first, then each ring outwards
+            ring = [e for e, h in walk.hops.items() if h == hop]
+            pairs = self.store.mentioned_by(namespace, ring, layer, statuses, budget)
+            for node_id, entity_id in pairs:
+                value = walk.score[entity_id]
+                if layer == "message" and entity_id in walk.people:
+                    value *= options.turn_mentions
+                if value > graph.get(node_id, (0.0, ""))[0]:
+                    graph[node_id] = (value, entity_id)
             budget -= len(pairs)
             if budget <= 0:
                 break
-        sims = self.store.vector_scores(namespace, "memory", list(graph), qvec)
-        ranked = sorted(graph, key=lambda i: -(graph[i] + sims.get(i, 0.0)))[: options.graph_candidates]
-        return {i: (graph[i], sims.get(i, 0.0)) for i in ranked}
+        sims = self.store.vector_scores(namespace, layer, list(graph), qvec)
+        ranked = sorted(graph, key=lambda i: -(graph[i][0] + sims.get(i, 0.0)))[: options.graph_candidates]
+        return {i: (graph[i][0], sims.get(i, 0.0), graph[i][1]) for i in ranked}
+
+    def _explain_paths(self, items: list[ScoredItem], per_layer: dict[str, dict[str, _Candidate]], walk: "_Walk") -> None:
+        """Each graph hit's breakdown names the path that found it ("Alice -manager-> Bob")."""
+        found = {s.item.id: per_layer[s.layer][s.item.id] for s in items if s.item.id in per_layer.get(s.layer, {})}
+        reached = {c.entity for c in found.values() if c.entity}
+        paths = walk.paths(reached)
+        for s in items:
+            c = found.get(s.item.id)
+            if c is None or not (c.entity or c.said):
+                continue
+            via = f"said by {c.said}" if c.said else f"mentions {paths.get(c.entity, '?')}"
+            s.breakdown = s.breakdown.model_copy(update={"path": via})
+
+
+class _Walk:
+    """The query's entities and their relation neighbourhood, walked breadth first over
+    relations that still hold: entity -> hop, graph score and the step that reached it. Each
+    hop costs evidence (x0.6), except across a relation the query names ("Dave's *manager*"
+    crossing ``manages``): that is the question's own path."""
+
+    def __init__(self, store: Store, namespace: str, entity_ids: list[str], depth: int, query_terms: set[str]) -> None:
+        self.hops = {e: 0 for e in entity_ids}
+        self.score = {e: 1.0 for e in entity_ids}
+        self.parent: dict[str, tuple[str, str, bool]] = {}
+        frontier = list(entity_ids)
+        for hop in range(1, depth + 1):
+            if not frontier or len(self.hops) >= _GRAPH_ENTITY_LIMIT:
+                break
+            ring = set(frontier)
+            frontier = []
+            for e in store.edges(namespace, list(ring), types=[EdgeType.RELATES_TO], direction="both"):
+                if e.props.get("invalid_at"):
+                    continue  # a relation that ended (its fact was superseded)
+                forward = e.source in ring
+                here, there = (e.source, e.target) if forward else (e.target, e.source)
+                if there in self.hops or len(self.hops) >= _GRAPH_ENTITY_LIMIT:
+                    continue
+                predicate = str(e.props.get("predicate") or e.key or "related")
+                named = bool(query_terms & set(keywords(predicate.replace("_", " "))))
+                self.hops[there] = hop
+                self.score[there] = self.score[here] * (1.0 if named else _HOP_DECAY)
+                self.parent[there] = (here, predicate, forward)
+                frontier.append(there)
+        self.entities = {n.id: n for n in store.get(namespace, list(self.hops)) if n.kind == "entity"}
+        self.people = {i for i, n in self.entities.items() if n.type == "person"}
+
+    def paths(self, targets: set[str]) -> dict[str, str]:
+        """target entity -> "Dave <-manages- Carol" (the path the walk took, by relation names)."""
+        out = {}
+        for t in targets:
+            steps, node = [], t
+            while node in self.parent:
+                prev, predicate, forward = self.parent[node]
+                steps.append((predicate, forward, node))
+                node = prev
+            text = self._name(node)
+            for predicate, forward, to in reversed(steps):
+                text += f" -{predicate}-> {self._name(to)}" if forward else f" <-{predicate}- {self._name(to)}"
+            out[t] = text
+        return out
+
+    def _name(self, entity_id: str) -> str:
+        ent = self.entities.get(entity_id)
+        return ent.name if ent is not None else entity_id
+
+
+def _asks(text: str) -> bool:
+    """Whether a turn asks something (its answer is the next turn)."""
+    t = text.rstrip()
+    return "?" in t or "？" in t or t.endswith(("吗", "呢", "吧"))
+
+
+def _within(rec: Any, span: tuple[datetime, datetime]) -> bool:
+    at = getattr(rec, "valid_at", None) or getattr(rec, "start_at", None) or rec.created_at
+    return span[0] <= at < span[1]
 
 
 def keyword_signal(bm25: float, top_bm25: float, query_terms: set[str], item_terms: Sequence[str]) -> float:
@@ -230,7 +344,7 @@ def keyword_signal(bm25: float, top_bm25: float, query_terms: set[str], item_ter
     if bm25 <= 0 or top_bm25 <= 0:
         return 0.0
     coverage = len(query_terms & set(item_terms)) / len(query_terms) if query_terms else 0.0
-    return 0.5 * (bm25 / top_bm25) + 0.5 * coverage
+    return 0.7 * (bm25 / top_bm25) + 0.3 * coverage
 
 
 def merge_layers(by_layer: dict[str, list[ScoredItem]], k: int) -> list[ScoredItem]:

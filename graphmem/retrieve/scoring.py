@@ -36,20 +36,26 @@ def frequency(access_count: int, saturation: float) -> float:
 
 
 def relevance(semantic: float, keyword: float, graph: float, weights: RelevanceWeights) -> float:
-    total = weights.semantic + weights.keyword + weights.graph
+    """Text relevance (semantic and keyword blended) raised by graph evidence in proportion to
+    what the text says (``text * (1 + weights.graph * graph)``), so a graph hit breaks near ties
+    and lifts related items but never outranks a much better semantic and keyword match. An
+    item the text barely matches is raised as if it matched at ``weights.graph_floor``: what
+    only the graph can find (a multi-hop answer) still surfaces."""
+    total = weights.semantic + weights.keyword
     if total <= 0:
         return 0.0
-    value = (weights.semantic * semantic + weights.keyword * keyword + weights.graph * graph) / total
-    return min(1.0, max(0.0, value))
+    text = (weights.semantic * semantic + weights.keyword * keyword) / total
+    return min(1.0, max(0.0, text + weights.graph * graph * max(text, weights.graph_floor)))
 
 
 def score(
     item: Scorable, *, semantic: float, keyword: float, graph: float, now: datetime, options: RecallOptions,
-    context: float = 0.0,
+    context: float = 0.0, damp: float = 1.0,
 ) -> ScoreBreakdown:
-    """``context`` is relevance borrowed from an adjacent turn of the same conversation."""
+    """``context`` is relevance from the conversation around a turn; ``damp`` scales the
+    relevance of a turn or episode that states a superseded value."""
     w = options.weights
-    rel = min(1.0, relevance(semantic, keyword, graph, options.relevance) + context)
+    rel = min(1.0, relevance(semantic, keyword, graph, options.relevance) + context) * damp
     rec = recency(item, now, options.recency_half_life_days)
     freq = frequency(item.access_count, options.frequency_saturation)
     total = (

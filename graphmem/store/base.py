@@ -178,8 +178,8 @@ def node_text(node: Node) -> str | None:
     kind = node.kind
     if kind == "memory":
         return node.text
-    if kind == "message":
-        return f"{node.speaker} {node.content}" if node.speaker else node.content
+    if kind == "message":  # who said it and when are part of what a turn is found by
+        return f"{node.speaker} {node.created_at:%B %Y} {node.content}"
     if kind == "episode":
         return node.summary
     if kind == "procedure":

@@ -2,10 +2,11 @@
 entity tagging (spaCy for English, jieba for Chinese) and token counting."""
 
 from .tokens import MAX_QUERY_TERMS, STOPWORDS, fts_query, index_terms, keywords, query_terms, segment, stem
-from .entities import EntityTagger, TaggedEntity, normalise_name
+from .entities import EntityTagger, TaggedEntity, name_grams, normalise_name
+from .when import time_span
 from .tokencount import ApproxTokenCounter, TokenCounter
 
 __all__ = [
     "MAX_QUERY_TERMS", "STOPWORDS", "ApproxTokenCounter", "EntityTagger", "TaggedEntity", "TokenCounter", "fts_query", "index_terms",
-    "keywords", "normalise_name", "query_terms", "segment", "stem",
+    "keywords", "name_grams", "normalise_name", "query_terms", "segment", "stem", "time_span",
 ]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ConfigurationError
-from .tokens import _CJK, STOPWORDS, _jieba_mod
+from .tokens import _CJK, STOPWORDS, _jieba_mod, segment
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +99,28 @@ class EntityTagger:
                     if etype and len(pair.word) >= 2:
                         results[i].append(TaggedEntity(name=pair.word, type=etype))
         return [_dedupe(r) for r in results]
+
+
+MAX_NAME_WORDS = 4
+_EDGE_PUNCT = "\"'“”‘’.,;:!?()[]{}<>「」『』，。；：！？（）"
+
+
+def name_grams(text: str) -> set[str]:
+    """Every 1-4 word n-gram of ``text`` that could be a known name: as tokens, and as
+    written (so "Jean-Luc" and "北京大学", which jieba splits, match too), stopwords alone
+    left out. Looked up against the names index, this is the dictionary match that links a
+    known entity wherever it occurs, with no NER model."""
+    out: set[str] = set()
+    for words in (segment(text), [w.strip(_EDGE_PUNCT) for w in text.split()]):
+        words = [w for w in words if w]
+        for n in range(1, MAX_NAME_WORDS + 1):
+            for i in range(len(words) - n + 1):
+                gram = words[i : i + n]
+                if n == 1 and gram[0].casefold() in STOPWORDS:
+                    continue
+                out.add(" ".join(gram))
+                out.add("".join(gram))
+    return out
 
 
 def _may_name(text: str) -> bool:

@@ -1,0 +1,90 @@
+"""The message log as a graph: Session -[:HAS_MESSAGE]-> Message, messages chained in order
+(NEXT), each speaker a person entity that SAID its turns, and MENTIONS edges from every turn to
+the entities it names.
+
+Entity links are made two ways and unioned: the tagger (spaCy, jieba) proposes new names, and
+a dictionary match links every name already known in the namespace (any entity name or
+alias, found by looking up the text's 1-4 word n-grams in the names index), so a person is
+linked in every sentence that names them, not only where the small NER model fires."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from ..models import Edge, EdgeType, Entity, EntityIn, Message, Session
+from ..text import TaggedEntity, name_grams, normalise_name
+from .builders import EntityResolver
+from .parts import Parts
+
+
+def chain_edges(session: Session, records: Sequence[Message]) -> list[Edge]:
+    """HAS_MESSAGE from the session to each new turn and NEXT from the session's last turn
+    through the new ones; moves the session's ``last_message_id`` on."""
+    ns = session.namespace
+    edges = [Edge(namespace=ns, source=session.id, type=EdgeType.HAS_MESSAGE, target=m.id) for m in records]
+    previous = session.last_message_id
+    for m in records:
+        if previous:
+            edges.append(Edge(namespace=ns, source=previous, type=EdgeType.NEXT, target=m.id))
+        previous = m.id
+    session.last_message_id = previous
+    return edges
+
+
+@dataclass
+class Linked:
+    """What linking a batch of turns writes: the turns (their ``entities`` filled), the new
+    entities with their vectors, and the SAID and MENTIONS edges."""
+
+    messages: list[Message]
+    entities: list[Entity] = field(default_factory=list)
+    vectors: np.ndarray | None = None
+    edges: list[Edge] = field(default_factory=list)
+
+
+class LogLinker:
+    """Links turns to their speakers and the entities they mention (see the module docstring)."""
+
+    def __init__(self, parts: Parts) -> None:
+        self.parts = parts
+
+    def link(self, namespace: str, messages: Sequence[Message], tags: Sequence[Sequence[TaggedEntity]],
+             now: datetime) -> Linked:
+        store = self.parts.store
+        resolver = EntityResolver(store, namespace, now)
+        grams = [name_grams(m.content) for m in messages]
+        speakers = [EntityIn(name=m.speaker, type="person") if normalise_name(m.speaker) else None for m in messages]
+        tagged = [[EntityIn(name=t.name, type=t.type) for t in ts] for ts in tags]
+        resolver.prefetch([e for e in speakers if e] + [e for ts in tagged for e in ts])
+        for e in speakers:
+            if e:
+                resolver.resolve(e)
+        for ts in tagged:
+            for e in ts:
+                resolver.resolve(e)
+        # one names-index lookup for every n-gram of the batch, then each turn's own grams
+        known = store.find_entities(namespace, set().union(*grams)) if grams else {}
+        out: list[Message] = []
+        edges: list[Edge] = []
+        for m, speaker, ts, gs in zip(messages, speakers, tagged, grams):
+            found: dict[str, Entity] = {}
+            for e in ts:
+                ent = resolver.resolve(e)
+                found.setdefault(ent.id, ent)
+            for g in gs:
+                ent = resolver.known(g) or known.get(normalise_name(g))
+                if ent is not None:
+                    found.setdefault(ent.id, ent)
+            if speaker is not None:
+                edges.append(Edge(namespace=namespace, source=resolver.resolve(speaker).id, type=EdgeType.SAID,
+                                  target=m.id))
+            edges += [Edge(namespace=namespace, source=m.id, type=EdgeType.MENTIONS, target=eid, key="mention",
+                           props={"role": "mention"}) for eid in found]
+            out.append(m.model_copy(update={"entities": [e.name for e in found.values()]}))
+        entities = resolver.new_entities()
+        vectors = self.parts.embedder.embed([e.name for e in entities]) if entities else None
+        return Linked(out, entities, vectors, edges)
