@@ -150,6 +150,10 @@ def test_changed_preference_supersedes_and_repeated_fact_merges(recorded):
     history = mem.history(julia.id)
     assert [o.object for o in history.supersedes] == ["Python"]
     assert "prefers_language" in history.reasons[julia.id]
+    # turn-level provenance: the model numbered the assistant's "Got it, Julia", the text says turn 1
+    assert julia.source_message_ids == ["en-change-0"]
+    stated = [mem.get(i) for i in history.supersedes[0].source_message_ids]
+    assert stated and all(t.superseded_by.memory_id == julia.id for t in stated)  # the old turn says it was replaced
     hits = [s.item.id for s in mem.recall("Which language does Maya prefer for analysis?", k=5)]
     assert julia.id in hits and history.supersedes[0].id not in hits
     allergies = [r for r in mem.list("memory", limit=100) if r.predicate == "allergic_to" and "Maya" in r.subject]

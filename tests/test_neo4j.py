@@ -96,7 +96,7 @@ def test_no_cypher_file_is_unused():
     assert "schema_files()" in source and "explore_files()" in cli  # every schema and explore file is loaded
     assert set(explore_files()) == {
         "person_facts", "memory_provenance", "procedures", "entity_neighbourhood", "expiring_memories",
-        "maintenance_runs",
+        "maintenance_runs", "session_timeline", "person_mentions",
     }
 
 
@@ -268,7 +268,8 @@ def test_cli_init_and_cypher_on_neo4j(tmp_path, monkeypatch):
                               "--predicate", "prefers", "--object", "black coffee"])
     assert res.exit_code == 0, res.output
     for name in explore_files():
-        res = runner.invoke(app, ["-n", "t1", "cypher", name, "-p", "name=ann", "-p", "memory_id=none"])
+        res = runner.invoke(app, ["-n", "t1", "cypher", name, "-p", "name=ann", "-p", "memory_id=none",
+                                  "-p", "session_id=none"])
         assert res.exit_code == 0, (name, res.output)
     res = runner.invoke(app, ["-n", "t1", "cypher", "person_facts", "-p", "name=Ann"])
     assert "black coffee" in res.output and "green tea" in res.output

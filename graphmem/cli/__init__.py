@@ -14,6 +14,7 @@ from typing import Any, Optional, TypeVar
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ..errors import GraphMemError
 from ..models import Context, ScoredItem
@@ -78,7 +79,7 @@ def _print_json(data: Any) -> None:
 
 
 def recall_table(items: list[ScoredItem], title: str = "") -> Table:
-    table = Table(title=title or None, show_lines=False, caption="via: v vector, k keyword, g graph")
+    table = Table(title=title or None, show_lines=False, caption="via: v vector, k keyword, g graph, c conversation context")
     for col in ("#", "layer", "score", "rel", "imp", "conf", "rec", "freq", "via"):
         table.add_column(col, justify="left" if col in ("layer", "via") else "right", no_wrap=True)
     table.add_column("text", overflow="fold")
@@ -86,9 +87,18 @@ def recall_table(items: list[ScoredItem], title: str = "") -> Table:
         b = s.breakdown
         table.add_row(
             str(i), s.layer, f"{s.score:.3f}", f"{b.relevance:.2f}", f"{b.importance:.2f}", f"{b.confidence:.2f}",
-            f"{b.recency:.2f}", f"{b.frequency:.2f}", "".join(m[0] for m in s.matched_by), s.text,
+            f"{b.recency:.2f}", f"{b.frequency:.2f}", "".join(m[0] for m in s.matched_by),
+            _with_path(s.text, b.path),
         )
     return table
+
+
+def _with_path(text: str, path: str | None) -> Text:
+    """The item's text (never read as markup) with the graph path that found it underneath, dimmed."""
+    cell = Text(text)
+    if path:
+        cell.append(f"\n{path}", style="dim")
+    return cell
 
 
 def print_context(ctx: Context) -> None:

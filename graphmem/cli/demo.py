@@ -9,6 +9,8 @@ from datetime import timedelta
 from importlib import resources
 from pathlib import Path
 
+from rich.markup import escape
+
 from . import out, print_context, recall_table
 from ..models import utcnow
 from ..models.jsonl import read_messages
@@ -79,8 +81,14 @@ def run_demo(db: Path | None, namespace: str = "demo") -> None:
                 hist = mem.history(old.id, namespace=namespace)
                 for new in hist.superseded_by:
                     out.print(f"[dim]superseded:[/dim] {old.text}", highlight=False)
-                    out.print(f"[bold]current:[/bold]    {new.text}  [dim]({hist.reasons.get(new.id, '')})[/dim]\n",
+                    out.print(f"[bold]current:[/bold]    {new.text}  [dim]({hist.reasons.get(new.id, '')})[/dim]",
                               highlight=False)
+                for turn in (mem.get(i, namespace=namespace) for i in old.source_message_ids):
+                    if getattr(turn, "superseded_by", None) is not None:  # the log never restates it as current
+                        mark = turn.superseded_by
+                        out.print("[dim]its turn, as recall and context show it:[/dim] " + escape(
+                            f"{turn.content} (superseded on {mark.at:%Y-%m-%d} by: {mark.text})"), highlight=False)
+                out.print()
 
             out.rule("5. Recall across layers and languages")
             for q in QUESTIONS:

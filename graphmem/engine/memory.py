@@ -20,7 +20,7 @@ from ..embed import Embedder, embedder_for, make_embedder
 from ..errors import ConfigurationError, NamespaceNotFoundError, NotFoundError, ValidationError
 from ..extract.extractors import Extractor
 from ..lifecycle import (
-    GraphBuilder, LogLinker, Maintainer, Parts, Reembedder, chain_edges, check, checked_namespace, explain, export, import_, resolve_policy,
+    GraphBuilder, LogLinker, Maintainer, Parts, Reembedder, append_turns, check, checked_namespace, explain, export, import_, resolve_policy,
 )
 from ..models import (
     LAYERS, NODE_TYPES, Context, EdgeType, Episode, Explanation, History, Layer, MaintenanceRun, MemoryIn, MemoryPatch,
@@ -31,7 +31,7 @@ from ..models.records import ShortStr, UTCDateTime
 from ..retrieve import Recaller, RecallResult, assemble, find_entity, history, neighbourhood
 from ..settings import LifecycleSettings, RecallFilter, RecallOptions, Settings
 from ..store import Store, open_store
-from ..text import ApproxTokenCounter, EntityTagger, TokenCounter, keywords
+from ..text import ApproxTokenCounter, EntityTagger, TokenCounter
 from .enrich import Enricher
 from .extraction import ExtractionWorker
 
@@ -218,19 +218,7 @@ class Memory:
                 if not inputs:
                     return []
             texts = [m.content for m in inputs]
-            records: list[Message] = [
-                check(Message, {
-                    "id": m.id or "", "namespace": namespace, "session_id": session_id, "role": m.role,
-                    "speaker": m.speaker, "content": m.content, "seq": session.message_count + i,
-                    "created_at": m.created_at or now, "updated_at": now, "keywords": keywords(m.content),
-                    "metadata": m.metadata,
-                }, f"message {i}")
-                for i, m in enumerate(inputs)
-            ]
-            session.message_count += len(records)
-            session.last_message_at = max([r.created_at for r in records] + [session.last_message_at or records[0].created_at])
-            session.updated_at = now
-            edges = chain_edges(session, records)
+            records, edges = append_turns(session, inputs, now)
             if wait:  # speakers and mentions now; with wait=False the enrichment thread links them
                 linked = self._linker.link(namespace, records, self.tagger.tag_many(texts), now)
                 records = linked.messages
@@ -280,6 +268,8 @@ class Memory:
             now = utcnow()
             corrects = any(k in changes and changes[k] != getattr(old, k) for k in ("text", "subject", "predicate", "object"))
             if not corrects:
+                if "source_message_ids" in changes:
+                    raise ValidationError("source_message_ids is only taken with a correction (a new text or triple)")
                 updated = self._builder.patched(old, changes, now)
                 self.store.put(namespace, [updated])
                 return updated
@@ -288,6 +278,7 @@ class Memory:
             base = {k: getattr(old, k) for k in MemoryIn.model_fields if k not in ("entities", "relations", "id")}
             base.update({k: v for k, v in changes.items() if k in MemoryIn.model_fields})
             base["valid_at"] = changes.get("valid_at", now)
+            base["source_message_ids"] = changes.get("source_message_ids") or []
             base["entities"] = [e.model_dump() for e in self._builder.entities_of(namespace, memory_id)] \
                 if "text" not in changes else None
             nodes, vectors, edges = self._builder.memories(namespace, [check(MemoryIn, base, "update")], now)
@@ -482,8 +473,11 @@ class Memory:
                 raise ValidationError(f"query_vector: {exc}") from exc
             query_vector = np.asarray(query_vector, dtype=np.float32)
         with self._op("recall", namespace, k=k):
-            return self.recaller.recall(namespace, query, k=k, options=options or self.settings.recall, filter=filter,
-                                        query_vector=query_vector)
+            result = self.recaller.recall(namespace, query, k=k, options=options or self.settings.recall,
+                                          filter=filter, query_vector=query_vector)
+        for s in result.items:
+            s.tokens = self.counter.count(s.text)
+        return result
 
     def context(
         self,

@@ -30,6 +30,7 @@ m: memories worth keeping for weeks: facts, preferences, events, plans, relation
  s: subject, p: predicate in snake_case English, o: object. Reuse the predicate of a known memory when the same thing changes.
  i: importance 1-5 (5 health, safety or identity; 1 trivia)
  c: u if the speaker said it about themself, i if inferred, o if observed
+ n: the numbers of the turns it comes from (usually one)
 e: named entities: n name as written, y person|org|place|thing|concept|event|other
 ep: one sentence: what happened in the window.
 pr: a workflow the user taught step by step (first, then, finally) as task and ordered steps; its steps are not memories. Usually [].
@@ -37,15 +38,15 @@ Every preference, like or dislike is a memory. An allergy is a fact. A changed p
 Example window:
 Known memories:
 - Tom | lives_in | Bergen
-[Tom] I'm Tom Berg, a nurse at Ullevaal hospital. I moved to Oslo last month.
-[assistant] Welcome, Tom! Anything I should know about food?
-[Tom] I prefer tea over coffee, and I'm allergic to nuts.
+1 [Tom] I'm Tom Berg, a nurse at Ullevaal hospital. I moved to Oslo last month.
+2 [assistant] Welcome, Tom! Anything I should know about food?
+3 [Tom] I prefer tea over coffee, and I'm allergic to nuts.
 Example reply:
-{"r":"Tom gives his job, a move (replaces Bergen), a preference and an allergy.","m":[{"t":"Tom Berg is a nurse at Ullevaal hospital","k":"fact","s":"Tom","p":"works_at","o":"Ullevaal hospital","i":4,"c":"u"},{"t":"Tom lives in Oslo since last month","k":"fact","s":"Tom","p":"lives_in","o":"Oslo","i":3,"c":"u"},{"t":"Tom prefers tea over coffee","k":"preference","s":"Tom","p":"prefers_drink","o":"tea","i":3,"c":"u"},{"t":"Tom is allergic to nuts","k":"fact","s":"Tom","p":"allergic_to","o":"nuts","i":5,"c":"u"}],"e":[{"n":"Tom Berg","y":"person"},{"n":"Ullevaal hospital","y":"org"},{"n":"Oslo","y":"place"}],"ep":"Tom introduced himself and told of his move, his taste in drinks and his allergy.","pr":[]}
+{"r":"Tom gives his job, a move (replaces Bergen), a preference and an allergy.","m":[{"t":"Tom Berg is a nurse at Ullevaal hospital","k":"fact","s":"Tom","p":"works_at","o":"Ullevaal hospital","i":4,"c":"u","n":[1]},{"t":"Tom lives in Oslo since last month","k":"fact","s":"Tom","p":"lives_in","o":"Oslo","i":3,"c":"u","n":[1]},{"t":"Tom prefers tea over coffee","k":"preference","s":"Tom","p":"prefers_drink","o":"tea","i":3,"c":"u","n":[3]},{"t":"Tom is allergic to nuts","k":"fact","s":"Tom","p":"allergic_to","o":"nuts","i":5,"c":"u","n":[3]}],"e":[{"n":"Tom Berg","y":"person"},{"n":"Ullevaal hospital","y":"org"},{"n":"Oslo","y":"place"}],"ep":"Tom introduced himself and told of his move, his taste in drinks and his allergy.","pr":[]}
 Example window:
-[Ana] To back up the wiki: stop the server, copy the data folder, then start it again. I hate losing work, I'm diabetic by the way.
+1 [Ana] To back up the wiki: stop the server, copy the data folder, then start it again. I hate losing work, I'm diabetic by the way.
 Example reply:
-{"r":"Ana teaches a workflow and states a health fact.","m":[{"t":"Ana is diabetic","k":"fact","s":"Ana","p":"health_condition","o":"diabetes","i":5,"c":"u"}],"e":[{"n":"Ana","y":"person"}],"ep":"Ana explained how to back up the wiki and mentioned her diabetes.","pr":[{"task":"back up the wiki","steps":["stop the server","copy the data folder","start the server again"]}]}"""
+{"r":"Ana teaches a workflow and states a health fact.","m":[{"t":"Ana is diabetic","k":"fact","s":"Ana","p":"health_condition","o":"diabetes","i":5,"c":"u","n":[1]}],"e":[{"n":"Ana","y":"person"}],"ep":"Ana explained how to back up the wiki and mentioned her diabetes.","pr":[{"task":"back up the wiki","steps":["stop the server","copy the data folder","start the server again"]}]}"""
 
 
 @dataclass
@@ -80,7 +81,7 @@ def format_window(messages: Sequence[Message], known: Sequence[MemoryRecord] = (
         lines += ["Known memories:", *triples]
     day: datetime = messages[0].created_at
     lines.append(f"Date: {day:%Y-%m-%d}")
-    lines += [f"[{m.speaker or m.role}] {m.content}" for m in messages]
+    lines += [f"{i} [{m.speaker or m.role}] {m.content}" for i, m in enumerate(messages, 1)]
     return "\n".join(lines)
 
 

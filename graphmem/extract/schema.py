@@ -35,8 +35,10 @@ WIRE_SCHEMA: dict[str, Any] = {
                     "o": {"type": "string"},
                     "i": {"type": "integer", "minimum": 1, "maximum": 5},
                     "c": {"type": "string", "enum": list(SOURCES)},
+                    "n": {"type": "array", "minItems": 1, "maxItems": 3,
+                          "items": {"type": "integer", "minimum": 1, "maximum": 64}},
                 },
-                "required": ["t", "k", "s", "p", "o", "i", "c"],
+                "required": ["t", "k", "s", "p", "o", "i", "c", "n"],
             },
         },
         "e": {
@@ -85,6 +87,7 @@ class ExtractedMemory(BaseModel):
     object: str | None = None
     importance: float = Field(0.5, ge=0, le=1)
     source: Literal["user_stated", "inferred", "observed"] = "inferred"
+    turns: list[int] = Field(default_factory=list, description="the window's turns it comes from, numbered from 1")
 
     @field_validator("text")
     @classmethod
@@ -135,6 +138,7 @@ def parse_wire(data: Any) -> Extraction:
                 text=str(raw.get("t", "")), kind=kind if kind in KINDS else "other",
                 subject=triple[0], predicate=normalise_predicate(triple[1]) if triple[1] else None, object=triple[2],
                 importance=(importance - 1) / 4, source=SOURCES.get(str(raw.get("c", "i")), "inferred"),
+                turns=[n for n in (raw.get("n") or []) if isinstance(n, int) and not isinstance(n, bool)][:3],
             ))
         except (ValueError, TypeError):
             continue

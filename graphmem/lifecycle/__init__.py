@@ -6,7 +6,7 @@ export and import). Workers get the ``Parts`` they need, never the ``Memory`` fa
 from .builders import EntityResolver, GraphBuilder
 from .explain import explain
 from .fold import Folded, WindowFolder
-from .log_graph import LogLinker, chain_edges
+from .log_graph import LogLinker, append_turns
 from .maintain import Maintainer, resolve_policy
 from .parts import Parts, check
 from .reembed import Reembedder
@@ -14,5 +14,5 @@ from .transfer import EXPORT_FORMAT, checked_namespace, export, import_
 
 __all__ = [
     "EXPORT_FORMAT", "EntityResolver", "Folded", "GraphBuilder", "LogLinker", "Maintainer", "Parts", "Reembedder", "WindowFolder",
-    "chain_edges", "check", "checked_namespace", "explain", "export", "import_", "resolve_policy",
+    "append_turns", "check", "checked_namespace", "explain", "export", "import_", "resolve_policy",
 ]

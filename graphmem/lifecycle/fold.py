@@ -173,17 +173,18 @@ def _memory_input(m: ExtractedMemory, msgs: list[Message], types: dict[str, str]
 
 
 def source_turns(m: ExtractedMemory, msgs: list[Message], most: int = 2) -> list[Message]:
-    """The 1-2 turns of the window a memory comes from: those sharing the most of its keywords
-    (subject and object included), a speaker's own turns before the assistant's; the whole
-    window when no turn shares a keyword (the model paraphrased beyond recognition)."""
+    """The turns of the window a memory comes from. Candidates are the 1-2 turns sharing the
+    most of its keywords (subject and object included; a speaker's own turns before the
+    assistant's), or the whole window when none shares one (a paraphrase beyond recognition).
+    The turns the model numbered are validated against them: those among the candidates are
+    taken (the 1.5B model often numbers the turn before or after the right one), else the
+    candidates are."""
     wanted = set(keywords(" ".join(x for x in (m.text, m.subject, m.object) if x)))
-    if not wanted:
-        return list(msgs)
     scored = [(len(wanted & set(x.keywords or keywords(x.content))), x.role != "assistant", -i, x)
               for i, x in enumerate(msgs)]
     best = max((s[0] for s in scored), default=0)
-    if best == 0:
-        return list(msgs)
-    chosen = sorted((s for s in scored if s[0] * 2 >= best), key=lambda s: s[:3], reverse=True)[:most]
-    return sorted((s[3] for s in chosen), key=lambda x: x.seq)
-
+    candidates = list(msgs) if best == 0 else [
+        s[3] for s in sorted((s for s in scored if s[0] * 2 >= best), key=lambda s: s[:3], reverse=True)[:most]]
+    numbered = {msgs[n - 1].id for n in m.turns if 1 <= n <= len(msgs)}
+    agreed = [x for x in candidates if x.id in numbered]
+    return sorted(agreed or candidates, key=lambda x: x.seq)

@@ -15,10 +15,28 @@ from datetime import datetime
 
 import numpy as np
 
-from ..models import Edge, EdgeType, Entity, EntityIn, Message, Session
-from ..text import TaggedEntity, name_grams, normalise_name
+from ..models import Edge, EdgeType, Entity, EntityIn, Message, MessageIn, Session
+from ..text import TaggedEntity, keywords, name_grams, normalise_name
 from .builders import EntityResolver
-from .parts import Parts
+from .parts import Parts, check
+
+
+def append_turns(session: Session, inputs: Sequence[MessageIn], now: datetime) -> tuple[list[Message], list[Edge]]:
+    """New turns at the end of ``session`` (numbered on from its count; the session's count,
+    last time and chain tail move on) with their HAS_MESSAGE and NEXT edges."""
+    records = [
+        check(Message, {
+            "id": m.id or "", "namespace": session.namespace, "session_id": session.id, "role": m.role,
+            "speaker": m.speaker, "content": m.content, "seq": session.message_count + i,
+            "created_at": m.created_at or now, "updated_at": now, "keywords": keywords(m.content),
+            "metadata": m.metadata,
+        }, f"message {i}")
+        for i, m in enumerate(inputs)
+    ]
+    session.message_count += len(records)
+    session.last_message_at = max([r.created_at for r in records] + [session.last_message_at or records[0].created_at])
+    session.updated_at = now
+    return records, chain_edges(session, records)
 
 
 def chain_edges(session: Session, records: Sequence[Message]) -> list[Edge]:

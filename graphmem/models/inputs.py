@@ -82,3 +82,7 @@ class MemoryPatch(BaseModel):
     valid_at: UTCDateTime | None = None
     invalid_at: UTCDateTime | None = None
     metadata: dict[str, Any] | None = None
+    source_message_ids: list[ShortStr] | None = Field(
+        None, description="with a correction: the turns the new version comes from (default none: the old "
+        "version's turns stated the old value, and are marked superseded)"
+    )

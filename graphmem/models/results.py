@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from .records import Edge, Entity, Episode, Message, MemoryRecord, Procedure, Relation
 
@@ -39,10 +39,21 @@ class ScoredItem(BaseModel):
     score: float
     breakdown: ScoreBreakdown
     matched_by: list[Literal["vector", "keyword", "graph", "context"]] = Field(default_factory=list)
+    tokens: int = Field(0, ge=0, description="what the item's text costs in a prompt")
 
     @property
     def id(self) -> str:
         return self.item.id
+
+    @computed_field
+    @property
+    def turns(self) -> list[str]:
+        """The conversation turns the item carries: a message itself, the turns a memory was
+        derived from, the turns an episode covers."""
+        item = self.item
+        if item.kind == "message":
+            return [item.id]
+        return list(getattr(item, "source_message_ids", None) or getattr(item, "message_ids", None) or [])
 
     @property
     def text(self) -> str:

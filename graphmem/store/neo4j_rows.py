@@ -41,6 +41,8 @@ def props(node: Node) -> dict[str, Any]:
         out[name] = plain(getattr(node, name))
     if node.kind == "procedure":
         out["steps"] = [s.text for s in node.steps]
+    if getattr(node, "superseded_by", None) is not None:  # a turn or episode stating a replaced value
+        out["superseded_by"] = node.superseded_by.memory_id
     text = node_text(node)
     status = getattr(node, "status", None)
     out["text"] = text

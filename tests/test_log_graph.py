@@ -1,0 +1,185 @@
+"""The conversation as a graph and the recall that uses it, on every backend: the log's shape
+(HAS_MESSAGE, NEXT, SAID, MENTIONS with dictionary links), graph paths in breakdowns,
+conversation context, turn-level provenance and superseded values that never read as current."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from graphmem.extract.schema import ExtractedMemory, parse_wire
+from graphmem.lifecycle.fold import source_turns
+from graphmem.models import EdgeType, Message, Session, Status
+from graphmem.settings import RecallFilter, RecallOptions
+from graphmem.text import time_span
+
+from .conftest import make_memory
+
+
+@pytest.fixture
+def gmem(backend, tmp_path):
+    m = make_memory(backend, tmp_path)
+    yield m
+    m.close()
+
+
+def edges_of(mem, ids, etype, direction="out"):
+    return mem.store.edges("default", ids, types=[etype], direction=direction)
+
+
+def test_the_log_is_a_graph_and_known_names_are_always_linked(gmem):
+    first = gmem.add_messages("s1", [
+        {"speaker": "Caroline", "content": "I went to a support group with Melanie Ortiz yesterday."},
+        {"speaker": "Melanie", "content": "That sounds lovely!"},
+    ])
+    later = gmem.add_messages("s1", [  # a later batch, and one enriched by the background thread
+        {"speaker": "Caroline", "content": "melanie ortiz, you should come next time."},
+    ])
+    deferred = gmem.add_messages("s1", [{"speaker": "Melanie", "content": "我下周去北京大学, then maybe, Caroline."}],
+                                 wait=False)
+    gmem.flush()
+    turns = [*first, *later, *deferred]
+    ids = [m.id for m in turns]
+    assert {e.target for e in edges_of(gmem, ["s1"], EdgeType.HAS_MESSAGE)} == set(ids)
+    chain = {(e.source, e.target) for e in edges_of(gmem, ids, EdgeType.NEXT)}
+    assert chain == set(zip(ids, ids[1:]))  # one chain across three calls
+    said = {e.target: e.source for e in edges_of(gmem, ids, EdgeType.SAID, "in")}
+    speakers = {n.id: n for n in gmem.store.get("default", list(set(said.values())))}
+    assert {speakers[said[m.id]].name for m in turns} == {"Caroline", "Melanie"}
+    assert all(s.type == "person" for s in speakers.values())
+    mentions = {}
+    for e in edges_of(gmem, ids, EdgeType.MENTIONS):
+        mentions.setdefault(e.source, set()).add(e.target)
+    ortiz = next(iter(gmem.store.find_entities("default", ["Melanie Ortiz"]).values()))
+    assert ortiz.id in mentions[ids[0]] and ortiz.id in mentions[ids[2]]  # lower case: the dictionary found it
+    caroline = next(i for i, s in speakers.items() if s.name == "Caroline")
+    assert caroline in mentions[ids[3]]  # a deferred turn is linked too, by name
+    assert "北京大学" in " ".join(gmem.get(ids[3]).entities)
+
+
+def test_graph_hits_are_evidence_with_the_path_that_found_them(gmem):
+    gmem.remember("Carol is Dave's manager", subject="Carol", predicate="manages", object="Dave")
+    pref = gmem.remember("Carol prefers green tea", subject="Carol", predicate="prefers", object="green tea")
+    for i in range(30):  # distractors that share a word with the question
+        gmem.remember(f"Employee number {i} drinks coffee every morning")
+    hits = gmem.recall("What does Dave's manager like to drink?", k=5)
+    found = next(h for h in hits if h.item.id == pref.id)
+    assert "graph" in found.matched_by and found.breakdown.path == "mentions Dave <-manages- Carol"
+    # without the graph the answer is buried under the distractors
+    flat = RecallOptions(graph_candidates=0)
+    assert pref.id not in [h.item.id for h in gmem.recall("What does Dave's manager like to drink?", k=5,
+                                                           options=flat)]
+    # a graph hit never outranks a clearly better text match: the manager fact itself leads
+    assert hits[0].text == "Carol is Dave's manager"
+
+
+def test_turns_by_the_person_asked_about_and_answers_to_questions(gmem):
+    gmem.add_messages("s", [
+        {"speaker": "Ann", "content": "Any plans for the weekend?"},
+        {"speaker": "Ben", "content": "Hiking up the ridge with my brother."},
+        {"speaker": "Ann", "content": "I will spend the weekend painting."},
+        {"speaker": "Ben", "content": "Nice, enjoy."},
+    ])
+    hits = gmem.recall("What will Ann do on the weekend?", k=4, layers=["message"])
+    texts = [h.text for h in hits]
+    painting = next(h for h in hits if "painting" in h.text)
+    assert painting.breakdown.path == "said by Ann" and painting.breakdown.graph > 0
+    assert texts.index(painting.text) < next(i for i, t in enumerate(texts) if "Hiking" in t)
+    hiking = next(h for h in gmem.recall("plans weekend", k=4, layers=["message"]) if "Hiking" in h.text)
+    assert hiking.breakdown.context > 0  # the answer borrows from its question
+
+
+def test_adjacent_turns_are_fetched_along_next_edges(gmem):
+    gmem.add_messages("s", [
+        {"speaker": "Ann", "content": "Where did you go for the conference in spring?"},
+        {"speaker": "Ben", "content": "Lisbon, and the food was excellent."},
+    ])
+    narrow = RecallOptions(vector_candidates=1, keyword_candidates=1, session_prior=0.0)
+    hits = gmem.recall("conference spring", k=2, layers=["message"], options=narrow)
+    answer = next(h for h in hits if "Lisbon" in h.text)
+    assert answer.matched_by == ["context"] and answer.breakdown.context > 0
+
+
+def test_recall_items_report_the_turns_and_tokens_they_carry(gmem):
+    msgs = gmem.add_messages("s", ["I moved to Porto in May.", "The weather there is mild."])
+    mem = gmem.remember("The user lives in Porto", source_message_ids=[msgs[0].id])
+    hits = {h.item.id: h for h in gmem.recall("Where does the user live? Porto", k=5)}
+    assert hits[mem.id].turns == [msgs[0].id] and hits[msgs[0].id].turns == [msgs[0].id]
+    assert all(h.tokens > 0 for h in hits.values())
+    assert hits[mem.id].model_dump()["turns"] == [msgs[0].id]
+
+
+def test_a_superseded_value_never_reads_as_current(gmem):
+    msgs = gmem.add_messages("s", [{"speaker": "Maya", "content": "I prefer TypeScript for all my side projects."},
+                                   {"speaker": "Maya", "content": "The weather is nice."}])
+    old = gmem.remember("Maya prefers TypeScript", subject="Maya", predicate="prefers_language", object="TypeScript",
+                        source_message_ids=[msgs[0].id])
+    later = gmem.add_messages("s", [{"speaker": "Maya", "content": "I now prefer Rust over TypeScript."}])
+    new = gmem.update(old.id, text="Maya prefers Rust", object="Rust", source_message_ids=[later[0].id])
+    stale = gmem.get(msgs[0].id)
+    assert stale.superseded_by.memory_id == new.id and stale.superseded_by.text == "Maya prefers Rust"
+    assert gmem.get(msgs[1].id).superseded_by is None and gmem.get(later[0].id).superseded_by is None
+    hits = gmem.recall("Which language does Maya prefer for side projects?", k=10)
+    order = [h.item.id for h in hits]
+    assert order.index(new.id) < order.index(stale.id)
+    ctx = gmem.context("Which language does Maya prefer for side projects?", budget=400)
+    line = next(x for x in ctx.text.splitlines() if "TypeScript for all my side projects" in x)
+    assert f"(superseded on {stale.superseded_by.at:%Y-%m-%d} by: Maya prefers Rust)" in line
+    # what held then is still there to ask for
+    then = gmem.recall("Maya language", k=10, as_of=old.valid_at + (new.valid_at - old.valid_at) / 2)
+    assert old.id in [h.item.id for h in then]
+
+
+def test_relative_time_in_the_query_raises_items_from_then(gmem):
+    now = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
+    gmem.add_messages("a", [{"content": "Dinner at the harbour was fun.", "created_at": now - timedelta(days=14)}])
+    gmem.add_messages("b", [{"content": "Dinner at the harbour was fun.", "created_at": now - timedelta(days=60)}])
+    hits = gmem.recall("dinner at the harbour two weeks ago", k=2, layers=["message"],
+                       filter=RecallFilter.READ_ONLY.model_copy(update={"asked_at": now}))
+    assert hits[0].item.session_id == "a" and hits[0].breakdown.context > hits[1].breakdown.context
+
+
+# plain functions ------------------------------------------------------------------------------
+@pytest.mark.parametrize("query, inside, outside", [
+    ("what did I cook yesterday", "2026-11-29T18:00", "2026-11-30T09:00"),
+    ("two weeks ago", "2026-11-16T12:00", "2026-11-25T12:00"),
+    ("last Wednesday", "2026-11-25T12:00", "2026-11-18T12:00"),
+    ("in May 2023", "2023-05-20T12:00", "2023-06-02T12:00"),
+    ("上周三我做了什么", "2026-11-25T12:00", "2026-11-26T12:00"),
+    ("三天前", "2026-11-27T12:00", "2026-11-29T12:00"),
+    ("去年", "2025-11-30T12:00", "2024-09-01T12:00"),
+])
+def test_time_span_resolves_english_and_chinese(query, inside, outside):
+    now = datetime(2026, 11, 30, 15, tzinfo=timezone.utc)  # a Monday
+    span = time_span(query, now)
+    at = {k: datetime.fromisoformat(v).replace(tzinfo=timezone.utc) for k, v in (("in", inside), ("out", outside))}
+    assert span is not None and span[0] <= at["in"] < span[1] and not span[0] <= at["out"] < span[1]
+    assert time_span("what is my favourite colour", now) is None
+
+
+def _window() -> list[Message]:
+    texts = [("Maya", "I switched teams. I now prefer Julia over Python."), ("assistant", "Got it, Julia."),
+             ("Maya", "Also, I'm allergic to shellfish.")]
+    return [Message(session_id="s", speaker=s, role="assistant" if s == "assistant" else "user", content=t, seq=i)
+            for i, (s, t) in enumerate(texts)]
+
+
+def test_provenance_takes_the_numbered_turn_when_the_text_agrees():
+    msgs = _window()
+    julia = ExtractedMemory(text="Maya prefers Julia", subject="Maya", object="Julia", turns=[1])
+    assert source_turns(julia, msgs) == [msgs[0]]
+    off_by_one = ExtractedMemory(text="Maya is allergic to shellfish", subject="Maya", object="shellfish", turns=[2])
+    assert source_turns(off_by_one, msgs) == [msgs[2]]  # turn 2 says nothing of shellfish: the text decides
+    unnumbered = ExtractedMemory(text="Maya is allergic to shellfish", subject="Maya", object="shellfish")
+    assert source_turns(unnumbered, msgs) == [msgs[2]]
+    vague = ExtractedMemory(text="She has had a busy week", turns=[9])
+    assert source_turns(vague, msgs) == msgs  # nothing to go by: the window
+    assert parse_wire({"m": [{"t": "Maya prefers Julia", "n": [1, "x", True, 3]}], "ep": ""}).memories[0].turns == [1, 3]
+
+
+def test_session_records_the_tail_of_its_chain(gmem):
+    msgs = gmem.add_messages("s", ["one", "two"])
+    session = gmem.get("s")
+    assert isinstance(session, Session) and session.last_message_id == msgs[-1].id
+    assert gmem.get(msgs[0].id).status is Status.active
