@@ -135,6 +135,9 @@ def test_windows_become_memories_episodes_and_procedures(recorded):
         assert rec.id in produced
         assert {e.target for e in mem.store.edges("default", [rec.id], types=[EdgeType.DERIVED_FROM])} \
             == set(rec.source_message_ids)
+    for ep in episodes.values():  # an episode mentions what its memories name: graph recall reaches it
+        if ep.memory_ids:
+            assert mem.store.edges("default", [ep.id], types=[EdgeType.MENTIONS])
     procs = mem.list("procedure")
     assert [p.task for p in procs] == ["publish a report"] and len(procs[0].steps) == 4
     texts = " ".join(r.text for r in memories)

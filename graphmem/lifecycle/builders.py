@@ -147,7 +147,7 @@ class GraphBuilder:
         ids = [i for i in [*old.source_message_ids, old.episode_id] if i and i not in new.source_message_ids]
         missing = [i for i in ids if i not in pending]
         found = {n.id: n for n in self.store.get(namespace, missing)} if missing else {}
-        mark = SupersededBy(memory_id=new.id, at=now, text=new.text)
+        mark = SupersededBy(memory_id=new.id, at=min(new.valid_at or now, now), text=new.text)  # when it changed
         return [n.model_copy(update={"superseded_by": mark, "updated_at": now})
                 for i in ids if isinstance(n := pending.get(i) or found.get(i), (Message, Episode))]
 

@@ -126,6 +126,9 @@ class WindowFolder:
                 out.nodes[i] = n.model_copy(update={"episode_id": episode.id})
         out.add(episode, embedder.embed([episode.summary])[0])
         out.edges += ep_edges
+        named = {e.target for e in out.edges if e.type is EdgeType.MENTIONS and e.source in produced}
+        out.edges += [Edge(namespace=namespace, source=episode.id, type=EdgeType.MENTIONS, target=t, key="mention",
+                           props={"role": "mention"}) for t in sorted(named)]  # what its memories name
 
         for proc in procedures:
             out.add(*self.builder.procedure(namespace, proc.task, proc.steps, now, reinforce=True))

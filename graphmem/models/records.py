@@ -122,8 +122,9 @@ class Scorable(Record):
 
 
 class SupersededBy(BaseModel):
-    """On a turn or episode that states a value a later memory replaced: which memory, when,
-    and what holds now (its text), so recall ranks it lower and context annotates it."""
+    """On a turn or episode that states a value a later memory replaced: which memory, since
+    when the new value holds (its ``valid_at``) and what holds now (its text), so recall ranks
+    the turn lower and context annotates it."""
 
     model_config = ConfigDict(extra="forbid")
     memory_id: str

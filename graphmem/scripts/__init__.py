@@ -19,6 +19,7 @@ A script is a YAML file::
       - context: "Plan Maya's dinner"
         budget: 300
         mentions: ["shellfish"]
+        stale: ["Python over R"]        # every line stating it says it was superseded
       - history: "Julia"                # the active memory whose text contains it ...
         superseded: ["Python"]          # ... has superseded versions containing these
       - count: {kind: memory, status: active, matching: "shellfish", equals: 1}

@@ -71,6 +71,8 @@ class ContextStep(_Step):
     budget: int = Field(400, ge=16)
     mentions: list[str] = Field(default_factory=list)
     omits: list[str] = Field(default_factory=list)
+    stale: list[str] = Field(default_factory=list, description="every context line stating one of these says it "
+                             "was superseded (an old value never reads as current)")
 
 
 class HistoryStep(_Step):
@@ -181,6 +183,8 @@ def run_script(path: Path, extractor: Extractor, *, namespace: str = "script") -
                     ctx = mem.context(step.context, budget=step.budget, namespace=namespace)
                     missing = [x for x in step.mentions if x.casefold() not in ctx.text.casefold()]
                     present = [x for x in step.omits if x.casefold() in ctx.text.casefold()]
+                    present += [line for line in ctx.text.splitlines() for x in step.stale
+                                if x.casefold() in line.casefold() and "(superseded on " not in line]
                     check(i, "context", not missing and not present and ctx.tokens <= step.budget,
                           f"{step.context!r}: {ctx.tokens}/{step.budget} tokens" + (
                               f"; missing {missing}, unwanted {present}" if missing or present else ""))
