@@ -133,6 +133,8 @@ def main() -> None:
     ap.add_argument("--conversations", type=int, default=None, help="only N conversations")
     ap.add_argument("--start", type=int, default=0, help="skip the first conversations (for a tuning/test split)")
     ap.add_argument("--sessions", type=int, default=None, help="only the first N sessions of each (llm mode)")
+    ap.add_argument("--db", type=Path, default=None,
+                    help="keep the store here; an existing one is scored as it is (no ingest, no extraction)")
     ap.add_argument("--set", action="append", default=[], metavar="OPTION=VALUE",
                     help="override a RecallOptions field (JSON value; nested with dots: relevance.graph=0.5)")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
@@ -145,9 +147,11 @@ def main() -> None:
     halves: list[str] = []
     times: list[float] = []
     with tempfile.TemporaryDirectory(prefix="graphmem-locomo-") as tmp:
-        mem = Memory(Path(tmp) / "locomo.db", settings=settings)
+        reuse = args.db is not None and args.db.exists()
+        mem = Memory(args.db or Path(tmp) / "locomo.db", settings=settings.model_copy(
+            update={"extraction": "off"}) if reuse else settings)
         t_ingest = time.perf_counter()
-        for i, conv in enumerate(convs):
+        for i, conv in enumerate(convs if not reuse else []):
             ingest(mem, conv, f"conv-{i}", args.sessions)
             mem.flush()
         t_ingest = time.perf_counter() - t_ingest

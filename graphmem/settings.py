@@ -71,8 +71,9 @@ class RecallOptions(BaseModel):
                                  "gains (0: off)")
     speaker_match: float = Field(1.0, ge=0, le=1, description="graph evidence of a turn said by a person the query "
                                  "names (0: off)")
-    turn_mentions: float = Field(0.2, ge=0, le=1, description="graph evidence of a turn that mentions an entity, "
-                                 "relative to a memory's (a turn often names the person it is addressed to)")
+    turn_mentions: float = Field(0.0, ge=0, le=1, description="graph evidence of a turn that names a person, "
+                                 "relative to a memory's (0: none; on LoCoMo turns mostly name the person they are "
+                                 "addressed to, and counting them cost recall)")
     superseded_turns: float = Field(0.5, ge=0, le=1, description="relevance factor of a turn or episode that "
                                     "states a value a later memory superseded (it ranks below the current fact)")
     time_boost: float = Field(0.1, ge=0, le=1, description="relevance added to items from the time a relative "

@@ -86,7 +86,8 @@ def test_turns_by_the_person_asked_about_and_answers_to_questions(gmem):
     painting = next(h for h in hits if "painting" in h.text)
     assert painting.breakdown.path == "said by Ann" and painting.breakdown.graph > 0
     assert texts.index(painting.text) < next(i for i, t in enumerate(texts) if "Hiking" in t)
-    hiking = next(h for h in gmem.recall("plans weekend", k=4, layers=["message"]) if "Hiking" in h.text)
+    hiking = next(h for h in gmem.recall("What are the plans for the weekend?", k=4, layers=["message"])
+                  if "Hiking" in h.text)
     assert hiking.breakdown.context > 0  # the answer borrows from its question
 
 
@@ -96,9 +97,12 @@ def test_adjacent_turns_are_fetched_along_next_edges(gmem):
         {"speaker": "Ben", "content": "Lisbon, and the food was excellent."},
     ])
     narrow = RecallOptions(vector_candidates=1, keyword_candidates=1, session_prior=0.0)
-    hits = gmem.recall("conference spring", k=2, layers=["message"], options=narrow)
+    hits = gmem.recall("Where was the conference in spring?", k=2, layers=["message"], options=narrow)
     answer = next(h for h in hits if "Lisbon" in h.text)
     assert answer.matched_by == ["context"] and answer.breakdown.context > 0
+    # a query that states something looks for the turn that says it: nothing is borrowed
+    stated = gmem.recall("the conference in spring", k=2, layers=["message"], options=narrow)
+    assert all(h.breakdown.context == 0 for h in stated) and not any("Lisbon" in h.text for h in stated)
 
 
 def test_recall_items_report_the_turns_and_tokens_they_carry(gmem):

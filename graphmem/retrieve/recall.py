@@ -4,6 +4,7 @@ then a merge that keeps every layer in view."""
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -137,6 +138,7 @@ class Recaller:
         t3 = time.perf_counter()
         scored_by_layer: dict[str, list[ScoredItem]] = {}
         speakers = {normalise_name(name): name for name in entities}
+        asks = _asks(query)
         span = time_span(query, filter.asked_at or now) if options.time_boost else None
 
         def fetch(layer: str, cands: dict[str, _Candidate]) -> dict[str, Any]:
@@ -170,7 +172,8 @@ class Recaller:
                         c.graph, c.entity, c.said = options.speaker_match, None, speakers[normalise_name(rec.speaker)]
                 kept[node_id] = (rec, keyword_signal(c.keyword_raw, top_kw, q_terms, rec.keywords))
             base = {i: relevance(cands[i].semantic or 0.0, kw, cands[i].graph, options.relevance) for i, (_, kw) in kept.items()}
-            context = self._conversation_context(namespace, kept, base, cands, qvec, admitted, options) if layer == "message" else {}
+            context = self._conversation_context(namespace, kept, base, cands, qvec, admitted, options, asks) \
+                if layer == "message" else {}
             scored: list[ScoredItem] = []
             for node_id, (rec, kw) in kept.items():
                 c = cands[node_id]
@@ -196,14 +199,18 @@ class Recaller:
         return RecallResult(items=items, timings_ms=timings, query_entities=list(entities))
 
     def _conversation_context(self, namespace: str, kept: dict, base: dict[str, float], cands: dict[str, _Candidate],
-                              qvec: np.ndarray, admitted, options: RecallOptions) -> dict[str, float]:
+                              qvec: np.ndarray, admitted, options: RecallOptions, asks: bool) -> dict[str, float]:
         """Relevance a turn takes from its conversation: a share of an adjacent turn's (the
         answer to a question often repeats none of its words; adjacent turns of the best hits
         are fetched along NEXT edges when they were not candidates) and a share of the best
         other turn of its session (evidence clusters in sessions). ``kept``, ``base`` and
-        ``cands`` gain the fetched turns."""
+        ``cands`` gain the fetched turns. In ``answers`` mode a turn borrows only from the
+        question right before it, and only when the query asks a question too: a query that
+        states something (a phrase, keywords) looks for the turn that says it, and lifting the
+        turns after a matching question only buries that turn."""
         out: dict[str, float] = {}
-        if options.neighbour_turns and options.neighbour_fetch and base:
+        borrow = options.neighbour_turns if asks or options.neighbour_mode == "all" else 0.0
+        if borrow and options.neighbour_fetch and base:
             top = sorted(base, key=lambda i: -base[i])[: options.neighbour_fetch]
             near = {e.target if e.source in top else e.source
                     for e in self.store.edges(namespace, top, types=[EdgeType.NEXT], direction="both")} - set(kept)
@@ -215,7 +222,7 @@ class Recaller:
                     kept[r.id] = (r, 0.0)
                     base[r.id] = relevance(cands[r.id].semantic, 0.0, 0.0, options.relevance)
         at = {(rec.session_id, rec.seq): i for i, (rec, _) in kept.items()}
-        if options.neighbour_turns:
+        if borrow:
             for i, (rec, _) in kept.items():
                 lent = []
                 for d in (-1, 1):
@@ -226,7 +233,7 @@ class Recaller:
                         continue
                     lent.append(base[j])
                 if lent:
-                    out[i] = options.neighbour_turns * max(lent)
+                    out[i] = borrow * max(lent)
         if options.session_prior:
             by_session: dict[str, list[tuple[float, str]]] = {}
             for i, (rec, _) in kept.items():
@@ -326,10 +333,15 @@ class _Walk:
         return ent.name if ent is not None else entity_id
 
 
+_QUESTION = re.compile(
+    r"^\s*(what|who|whom|whose|where|when|which|why|how|did|do|does|is|are|was|were|can|could|would|will|has|have)\b"
+    r"|什么|谁|哪|几|多少|怎么|怎样|为什么|是否|吗\s*$|呢\s*$", re.IGNORECASE)
+
+
 def _asks(text: str) -> bool:
-    """Whether a turn asks something (its answer is the next turn)."""
-    t = text.rstrip()
-    return "?" in t or "？" in t or t.endswith(("吗", "呢", "吧"))
+    """Whether a turn (or a query) asks something: a question mark, an interrogative start, or
+    a Chinese question word or particle."""
+    return "?" in text or "？" in text or bool(_QUESTION.search(text))
 
 
 def _within(rec: Any, span: tuple[datetime, datetime]) -> bool:

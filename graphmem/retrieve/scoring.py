@@ -55,7 +55,8 @@ def score(
     """``context`` is relevance from the conversation around a turn; ``damp`` scales the
     relevance of a turn or episode that states a superseded value."""
     w = options.weights
-    rel = min(1.0, relevance(semantic, keyword, graph, options.relevance) + context) * damp
+    own = relevance(semantic, keyword, graph, options.relevance)
+    rel = min(1.0, own + context * (1.0 - own)) * damp  # context fills the headroom the item's own match leaves
     rec = recency(item, now, options.recency_half_life_days)
     freq = frequency(item.access_count, options.frequency_saturation)
     total = (
