@@ -205,9 +205,9 @@ class Recaller:
         are fetched along NEXT edges when they were not candidates) and a share of the best
         other turn of its session (evidence clusters in sessions). ``kept``, ``base`` and
         ``cands`` gain the fetched turns. In ``answers`` mode a turn borrows only from the
-        question right before it, and only when the query asks a question too: a query that
-        states something (a phrase, keywords) looks for the turn that says it, and lifting the
-        turns after a matching question only buries that turn."""
+        question right before it, and both signals apply only when the query asks a question:
+        a query that states something (a phrase, keywords) looks for the one turn that says it,
+        and lifting the turns around other matches only buries that turn (MemoryBank)."""
         out: dict[str, float] = {}
         borrow = options.neighbour_turns if asks or options.neighbour_mode == "all" else 0.0
         if borrow and options.neighbour_fetch and base:
@@ -234,7 +234,7 @@ class Recaller:
                     lent.append(base[j])
                 if lent:
                     out[i] = borrow * max(lent)
-        if options.session_prior:
+        if options.session_prior and (asks or options.neighbour_mode == "all"):
             by_session: dict[str, list[tuple[float, str]]] = {}
             for i, (rec, _) in kept.items():
                 by_session.setdefault(rec.session_id, []).append((base[i], i))
