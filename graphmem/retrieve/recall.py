@@ -252,13 +252,17 @@ class Recaller:
         query and cut to ``graph_candidates``."""
         graph: dict[str, tuple[float, str]] = {}
         budget = _GRAPH_PAIR_LIMIT
-        for hop in sorted(set(walk.hops.values())):  # the query's own entities first, then each ring outwards
+        # memories: the query's own entities first, then each ring outwards; turns and episodes
+        # only by the query's own entities (rings of a hub reach thousands of memories' edges to
+        # read past for a handful of turns, and a turn two relations away is weak evidence)
+        rings = sorted(set(walk.hops.values())) if layer == "memory" else [0]
+        for hop in rings:
             ring = [e for e, h in walk.hops.items() if h == hop]
             pairs = self.store.mentioned_by(namespace, ring, layer, statuses, budget)
+            people = {i for i, n in walk.load({e for _, e in pairs}).items() if n.type == "person"} \
+                if layer == "message" and options.turn_mentions < 1 else set()
             for node_id, entity_id in pairs:
-                value = walk.score[entity_id]
-                if layer == "message" and entity_id in walk.people:
-                    value *= options.turn_mentions
+                value = walk.score[entity_id] * (options.turn_mentions if entity_id in people else 1.0)
                 if value > graph.get(node_id, (0.0, ""))[0]:
                     graph[node_id] = (value, entity_id)
             budget -= len(pairs)
@@ -282,48 +286,73 @@ class Recaller:
 
 
 class _Walk:
-    """The query's entities and their relation neighbourhood, walked breadth first over
-    relations that still hold: entity -> hop, graph score and the step that reached it. Each
-    hop costs evidence (x0.6), except across a relation the query names ("Dave's *manager*"
-    crossing ``manages``): that is the question's own path."""
+    """The query's entities and their relation neighbourhood: entity -> hop, graph score and
+    the step that reached it. Each hop costs evidence (x0.6), except a first hop across a
+    relation the query names ("Dave's *manager*" crossing ``manages``): that is the question's
+    own path. Paths further out are read only for the items shown."""
 
     def __init__(self, store: Store, namespace: str, entity_ids: list[str], depth: int, query_terms: set[str]) -> None:
-        self.hops = {e: 0 for e in entity_ids}
-        self.score = {e: 1.0 for e in entity_ids}
+        self.store, self.namespace = store, namespace
+        # hops from the store's own traversal (in memory on the embedded store); the relations
+        # of the query's own entities are read to score and name the first hop
+        self.hops = store.neighbours(namespace, entity_ids, depth, limit=_GRAPH_ENTITY_LIMIT)
         self.parent: dict[str, tuple[str, str, bool]] = {}
-        frontier = list(entity_ids)
-        for hop in range(1, depth + 1):
-            if not frontier or len(self.hops) >= _GRAPH_ENTITY_LIMIT:
-                break
-            ring = set(frontier)
-            frontier = []
-            for e in store.edges(namespace, list(ring), types=[EdgeType.RELATES_TO], direction="both"):
-                if e.props.get("invalid_at"):
-                    continue  # a relation that ended (its fact was superseded)
-                forward = e.source in ring
-                here, there = (e.source, e.target) if forward else (e.target, e.source)
-                if there in self.hops or len(self.hops) >= _GRAPH_ENTITY_LIMIT:
-                    continue
-                predicate = str(e.props.get("predicate") or e.key or "related")
-                named = bool(query_terms & set(keywords(predicate.replace("_", " "))))
-                self.hops[there] = hop
-                self.score[there] = self.score[here] * (1.0 if named else _HOP_DECAY)
-                self.parent[there] = (here, predicate, forward)
-                frontier.append(there)
-        self.entities = {n.id: n for n in store.get(namespace, list(self.hops)) if n.kind == "entity"}
-        self.people = {i for i, n in self.entities.items() if n.type == "person"}
+        first = self._steps(entity_ids, {e for e, h in self.hops.items() if h == 1})
+        self.score = {}
+        for e, h in self.hops.items():
+            step = first.get(e)
+            named = step is not None and bool(query_terms & set(keywords(step[1].replace("_", " "))))
+            self.score[e] = 1.0 if h == 0 or named else _HOP_DECAY ** h
+        self.parent.update(first)
+        self.entities: dict[str, Any] = {}
+
+    def load(self, ids) -> dict[str, Any]:
+        """The entity records of ``ids`` (read once, on demand: most recalls need few or none)."""
+        missing = [i for i in ids if i not in self.entities]
+        if missing:
+            self.entities.update({n.id: n for n in self.store.get(self.namespace, missing) if n.kind == "entity"})
+        return {i: self.entities[i] for i in ids if i in self.entities}
+
+    def _steps(self, sources: list[str], targets: set[str]) -> dict[str, tuple[str, str, bool]]:
+        """target -> (source, predicate, forward) over relations that still hold."""
+        out: dict[str, tuple[str, str, bool]] = {}
+        if not sources or not targets:
+            return out
+        ring = set(sources)
+        for e in self.store.edges(self.namespace, sources, types=[EdgeType.RELATES_TO], direction="both"):
+            if e.props.get("invalid_at"):
+                continue  # a relation that ended (its fact was superseded)
+            forward = e.source in ring
+            here, there = (e.source, e.target) if forward else (e.target, e.source)
+            if there in targets and there not in out:
+                out[there] = (here, str(e.props.get("predicate") or e.key or "related"), forward)
+        return out
 
     def paths(self, targets: set[str]) -> dict[str, str]:
-        """target entity -> "Dave <-manages- Carol" (the path the walk took, by relation names)."""
-        out = {}
+        """target entity -> "Dave <-manages- Carol" (one path to it, by relation names)."""
+        frontier = {t for t in targets if self.hops.get(t, 0) >= 2 and t not in self.parent}
+        while frontier:  # further out: read the relations of the few nodes shown, back one ring at a time
+            back: dict[str, tuple[str, str, bool]] = {}
+            for e in self.store.edges(self.namespace, list(frontier), types=[EdgeType.RELATES_TO], direction="both"):
+                here, there = (e.target, e.source) if e.target in frontier else (e.source, e.target)
+                if here in back or self.hops.get(there) != self.hops[here] - 1 or e.props.get("invalid_at"):
+                    continue
+                back[here] = (there, str(e.props.get("predicate") or e.key or "related"), there == e.source)
+            self.parent.update(back)
+            frontier = {p for p, *_ in back.values() if self.hops.get(p, 0) >= 2 and p not in self.parent}
+        chains = {}
         for t in targets:
             steps, node = [], t
             while node in self.parent:
                 prev, predicate, forward = self.parent[node]
                 steps.append((predicate, forward, node))
                 node = prev
-            text = self._name(node)
-            for predicate, forward, to in reversed(steps):
+            chains[t] = (node, steps[::-1])
+        self.load({start for start, _ in chains.values()} | {to for _, steps in chains.values() for *_, to in steps})
+        out = {}
+        for t, (start, steps) in chains.items():
+            text = self._name(start)
+            for predicate, forward, to in steps:
                 text += f" -{predicate}-> {self._name(to)}" if forward else f" <-{predicate}- {self._name(to)}"
             out[t] = text
         return out
