@@ -53,6 +53,5 @@ class Enricher(BackgroundWorker):
                 if not keep:
                     continue
                 linked = self.linker.link(ns, [fresh[batch[i].id] for i in keep], [tags[i] for i in keep], utcnow())
-                rows = [np.asarray(vectors[keep])] + ([linked.vectors] if linked.entities else [])
-                parts.store.put(ns, [*linked.messages, *linked.entities], np.vstack(rows), linked.edges)
+                parts.store.put(ns, *linked.rows(np.asarray(vectors[keep])), linked.edges)
         log.info("enriched %d messages in %.1f ms", len(batch), (time.perf_counter() - t0) * 1000)

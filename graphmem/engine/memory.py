@@ -222,12 +222,9 @@ class Memory:
             if wait:  # speakers and mentions now; with wait=False the enrichment thread links them
                 linked = self._linker.link(namespace, records, self.tagger.tag_many(texts), now)
                 records = linked.messages
-                nan_row = np.full((1, self.embedder.dim), np.nan, dtype=np.float32)
-                vectors = [nan_row, self.embedder.embed(texts)]
-                if linked.entities:
-                    vectors.append(linked.vectors)
-                self.store.put(namespace, [session, *records, *linked.entities], np.vstack(vectors),
-                               [*edges, *linked.edges])
+                nodes, vectors = linked.rows(self.embedder.embed(texts))
+                nan_row = np.full((1, self.embedder.dim), np.nan, dtype=np.float32)  # the session has none
+                self.store.put(namespace, [session, *nodes], np.vstack([nan_row, vectors]), [*edges, *linked.edges])
         if not wait:
             self.store.put(namespace, [session, *records], edges=edges)
             self._enricher.kick()

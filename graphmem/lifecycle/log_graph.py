@@ -63,6 +63,11 @@ class Linked:
     vectors: np.ndarray | None = None
     edges: list[Edge] = field(default_factory=list)
 
+    def rows(self, message_vectors: np.ndarray) -> tuple[list, np.ndarray]:
+        """The turns and new entities as one ``Store.put`` batch, with one vector row each."""
+        vectors = [message_vectors] + ([self.vectors] if self.entities else [])
+        return [*self.messages, *self.entities], np.vstack(vectors)
+
 
 class LogLinker:
     """Links turns to their speakers and the entities they mention (see the module docstring)."""
