@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -114,6 +115,10 @@ def test_demo_runs_the_real_model(tmp_path):
     for expected in ("windows extracted", "model calls", "## Identity", "## Memories", "7. The lifecycle",
                      "would merge", "demo finished"):
         assert expected in result.output
+    if "superseded:" in result.output:  # the model restated the changed preference (it does on this machine)
+        context = result.output.split("6. Context")[1].split("7. The lifecycle")[0]
+        lines = [" ".join(x.split()) for x in re.split(r"\n(?=- |## )", context)]
+        assert not [x for x in lines if "TypeScript" in x and "Rust" not in x and "(superseded on " not in x], context
 
 
 def test_add_then_extract_and_status(db, tmp_path):

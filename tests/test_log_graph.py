@@ -9,8 +9,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from graphmem.extract.schema import ExtractedMemory, parse_wire
+from graphmem.lifecycle.builders import restates
 from graphmem.lifecycle.fold import source_turns
-from graphmem.models import EdgeType, Message, Session, Status
+from graphmem.models import EdgeType, MemoryRecord, Message, Session, Status
 from graphmem.settings import RecallFilter, RecallOptions
 from graphmem.text import time_span
 
@@ -135,6 +136,28 @@ def test_a_superseded_value_never_reads_as_current(gmem):
     assert old.id in [h.item.id for h in then]
 
 
+def test_turns_of_the_window_that_restate_an_old_value_are_marked_too(gmem):
+    msgs = gmem.add_messages("s", [
+        {"speaker": "Maya", "content": "I prefer TypeScript for all my side projects."},
+        {"speaker": "assistant", "content": "Got it, TypeScript for your side projects."},  # not cited, restates it
+        {"speaker": "Maya", "content": "TypeScript and Rust both have decent side project tooling."},  # names the new
+        {"speaker": "Maya", "content": "TypeScript conferences are fun."},  # the value, about something else
+    ])
+    old = gmem.remember("Maya prefers TypeScript for side projects", subject="Maya", predicate="prefers_language",
+                        object="TypeScript", source_message_ids=[msgs[0].id])
+    episode = gmem.add_episode("Maya prefers TypeScript for her side projects.", session_id="s",
+                               message_ids=[m.id for m in msgs], memory_ids=[old.id])
+    assert gmem.get(old.id).episode_id == episode.id
+    later = gmem.add_messages("s", [{"speaker": "Maya", "content": "I now prefer Rust over TypeScript."}])
+    new = gmem.update(old.id, text="Maya prefers Rust for side projects", object="Rust",
+                      source_message_ids=[later[0].id])
+    marked = {i for i in [*(m.id for m in msgs), episode.id]
+              if (n := gmem.get(i)).superseded_by is not None and n.superseded_by.memory_id == new.id}
+    assert marked == {msgs[0].id, msgs[1].id, episode.id}
+    ctx = gmem.context("Which language does Maya use for side projects?", budget=500)
+    assert all("(superseded on " in x for x in ctx.text.splitlines() if "Got it, TypeScript" in x)
+
+
 def test_relative_time_in_the_query_raises_items_from_then(gmem):
     now = datetime(2026, 11, 30, 12, tzinfo=timezone.utc)
     gmem.add_messages("a", [{"content": "Dinner at the harbour was fun.", "created_at": now - timedelta(days=14)}])
@@ -167,6 +190,16 @@ def _window() -> list[Message]:
              ("Maya", "Also, I'm allergic to shellfish.")]
     return [Message(session_id="s", speaker=s, role="assistant" if s == "assistant" else "user", content=t, seq=i)
             for i, (s, t) in enumerate(texts)]
+
+
+def test_restates_needs_the_old_value_its_topic_and_none_of_the_new():
+    old = MemoryRecord(namespace="n", text="Alice lives in Berlin")
+    new = MemoryRecord(namespace="n", text="Alice lives in Munich")
+    assert restates("So Alice lives in Berlin now", old, new)
+    assert not restates("Berlin is lovely in May", old, new)  # the value, about something else
+    assert not restates("Alice moved from Berlin to Munich", old, new)  # says the new value too
+    typed = old.model_copy(update={"object": "Berlin"})
+    assert restates("Berlin, where Alice lives", typed, new.model_copy(update={"object": "Munich"}))
 
 
 def test_provenance_takes_the_numbered_turn_when_the_text_agrees():

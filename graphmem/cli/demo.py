@@ -77,17 +77,17 @@ def run_demo(db: Path | None, namespace: str = "demo") -> None:
             changed = [m for m in mem.list("memory", status="superseded", namespace=namespace)]
             if not changed:
                 out.print("[yellow]The model did not restate a changed preference in this run.[/yellow]")
+            turns = mem.list("message", namespace=namespace, limit=len(rows))
             for old in changed:
                 hist = mem.history(old.id, namespace=namespace)
                 for new in hist.superseded_by:
                     out.print(f"[dim]superseded:[/dim] {old.text}", highlight=False)
                     out.print(f"[bold]current:[/bold]    {new.text}  [dim]({hist.reasons.get(new.id, '')})[/dim]",
                               highlight=False)
-                for turn in (mem.get(i, namespace=namespace) for i in old.source_message_ids):
-                    if getattr(turn, "superseded_by", None) is not None:  # the log never restates it as current
-                        mark = turn.superseded_by
-                        out.print("[dim]its turn, as recall and context show it:[/dim] " + escape(
-                            f"{turn.content} (superseded on {mark.at:%Y-%m-%d} by: {mark.text})"), highlight=False)
+                    for turn in reversed(turns):  # the log never restates it as current
+                        if (mark := turn.superseded_by) is not None and mark.memory_id == new.id:
+                            out.print("[dim]a turn that said it, as recall and context show it:[/dim] " + escape(
+                                f"{turn.content} (superseded on {mark.at:%Y-%m-%d} by: {mark.text})"), highlight=False)
                 out.print()
 
             out.rule("5. Recall across layers and languages")

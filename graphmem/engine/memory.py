@@ -309,7 +309,11 @@ class Memory:
             episode, edges = self._builder.episode(
                 namespace, summary, session_id, [n for n in linked if isinstance(n, Message)], memory_ids, importance
             )
-            self.store.put(namespace, [episode], self.embedder.embed([episode.summary]), edges)
+            produced = [n.model_copy(update={"episode_id": episode.id}) for n in linked
+                        if isinstance(n, MemoryRecord) and n.episode_id is None]  # the episode that made it
+            vectors = np.vstack([self.embedder.embed([episode.summary]),
+                                 np.full((len(produced), self.embedder.dim), np.nan, dtype=np.float32)])
+            self.store.put(namespace, [episode, *produced], vectors, edges)
         return episode
 
     def add_procedure(

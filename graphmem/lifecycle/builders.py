@@ -139,17 +139,27 @@ class GraphBuilder:
 
     def mark_derived(self, namespace: str, old: MemoryRecord, new: MemoryRecord, now: datetime,
                      pending: dict[str, Node] | None = None) -> list[Node]:
-        """The turns ``old`` was derived from and the episode that produced it, marked
-        ``superseded_by`` ``new``: they state the old value, so recall ranks them lower and
-        context annotates them. Turns ``new`` also cites are left alone (they say the new value).
-        ``pending`` holds nodes of the same batch, which are marked instead of their stored copy."""
+        """The turns ``old`` was derived from, the episode that produced it and the other turns of
+        that window that restate its value, marked ``superseded_by`` ``new``: they state the old
+        value, so recall ranks them lower and context annotates them. Turns ``new`` also cites
+        are left alone (they say the new value). ``pending`` holds nodes of the same batch,
+        which are marked instead of their stored copy."""
         pending = pending or {}
-        ids = [i for i in [*old.source_message_ids, old.episode_id] if i and i not in new.source_message_ids]
-        missing = [i for i in ids if i not in pending]
-        found = {n.id: n for n in self.store.get(namespace, missing)} if missing else {}
+
+        def load(ids: Sequence[str]) -> dict[str, Node]:
+            missing = [i for i in ids if i not in pending]
+            found = {n.id: n for n in self.store.get(namespace, missing)} if missing else {}
+            return {i: n for i in ids if (n := pending.get(i) or found.get(i)) is not None}
+
+        cited = [i for i in [*old.source_message_ids, old.episode_id] if i and i not in new.source_message_ids]
+        nodes = load(cited)
+        episode = nodes.get(old.episode_id or "")
+        if isinstance(episode, Episode):  # an acknowledgement beside the cited turn says the old value too
+            rest = [i for i in episode.message_ids if i not in nodes and i not in new.source_message_ids]
+            nodes |= {i: m for i, m in load(rest).items() if isinstance(m, Message) and restates(m.content, old, new)}
         mark = SupersededBy(memory_id=new.id, at=min(new.valid_at or now, now), text=new.text)  # when it changed
         return [n.model_copy(update={"superseded_by": mark, "updated_at": now})
-                for i in ids if isinstance(n := pending.get(i) or found.get(i), (Message, Episode))]
+                for n in nodes.values() if isinstance(n, (Message, Episode))]
 
     def mentioned_ids(self, namespace: str, memory_id: str) -> list[str]:
         return [e.target for e in self.store.edges(namespace, [memory_id], types=[EdgeType.MENTIONS])]
@@ -239,3 +249,14 @@ def _memory_edges(rec: MemoryRecord, mentions: list[tuple[EntityIn, str]], relat
                      valid_at=rec.valid_at, invalid_at=rec.invalid_at).to_edge()
         )
     return edges
+
+
+def restates(text: str, old: MemoryRecord, new: MemoryRecord) -> bool:
+    """Whether ``text`` states ``old``'s value: it names the old value (the object, or the
+    keywords only the old text has) with some of what the old memory is about, and nothing
+    of the new value."""
+    before, after = set(keywords(old.text)), set(keywords(new.text))
+    was = set(keywords(old.object)) if old.object else before - after
+    is_now = set(keywords(new.object)) if new.object else after - before
+    said = set(keywords(text))
+    return bool(was) and was <= said and not is_now & said and bool((before - was) & said)
