@@ -7,7 +7,7 @@ import logging
 import re
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 from datetime import datetime
@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 _HOP_DECAY = 0.6  # graph evidence kept per relation hop away from the query's entities
 _GRAPH_ENTITY_LIMIT = 100  # entities a query may expand to
 _GRAPH_PAIR_LIMIT = 1000  # (node, entity) pairs read per layer before ranking
+_GRAPH_RESCORE = 3  # graph candidates' cosines computed: this many times graph_candidates, the nearest in the graph
 
 
 @dataclass
@@ -106,7 +107,8 @@ class Recaller:
         q_terms = set(keywords(query))
         walk = _Walk(self.store, namespace, list(entities.values()), options.graph_depth, q_terms) if entities else None
         graph_jobs = {
-            layer: self._pool.submit(self._graph_candidates, namespace, layer, walk, qvec, layer_statuses[layer], options)
+            layer: self._pool.submit(self._graph_candidates, namespace, layer, walk, qvec, layer_statuses[layer], options,
+                                     vector_jobs[layer])
             for layer in layers if walk is not None and layer != "procedure"
         }
         graph_hits = {layer: job.result() for layer, job in graph_jobs.items()}
@@ -244,12 +246,14 @@ class Recaller:
         return out
 
     def _graph_candidates(self, namespace: str, layer: str, walk: "_Walk", qvec: np.ndarray, statuses: Sequence[Status],
-                          options: RecallOptions) -> dict[str, tuple[float, float, str]]:
+                          options: RecallOptions, vector_job: Future) -> dict[str, tuple[float, float, str]]:
         """Nodes of ``layer`` that mention the query's entities or their neighbours -> (graph
         score by hop, cosine, the entity reached). A turn that names a person is weaker
         evidence (``turn_mentions``): turns name the person they are addressed to. A hub
         entity can reach thousands: they are ranked by graph score plus similarity to the
-        query and cut to ``graph_candidates``."""
+        query and cut to ``graph_candidates``. Cosines come from the layer's vector search
+        where it found the node; the rest are computed for the nodes nearest in the graph only
+        (a ring of a hub has hundreds, and rescoring them all is the slowest read on Neo4j)."""
         graph: dict[str, tuple[float, str]] = {}
         budget = _GRAPH_PAIR_LIMIT
         # memories: the query's own entities first, then each ring outwards; turns and episodes
@@ -268,7 +272,9 @@ class Recaller:
             budget -= len(pairs)
             if budget <= 0:
                 break
-        sims = self.store.vector_scores(namespace, layer, list(graph), qvec)
+        sims = {i: sim for i, sim in vector_job.result() if i in graph}
+        rest = sorted((i for i in graph if i not in sims), key=lambda i: -graph[i][0])
+        sims |= self.store.vector_scores(namespace, layer, rest[: _GRAPH_RESCORE * options.graph_candidates], qvec)
         ranked = sorted(graph, key=lambda i: -(graph[i][0] + sims.get(i, 0.0)))[: options.graph_candidates]
         return {i: (graph[i][0], sims.get(i, 0.0), graph[i][1]) for i in ranked}
 
