@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional, TypeVar
@@ -16,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import GraphMemError
+from ..errors import GraphMemError, ValidationError
 from ..models import Context, ScoredItem
 
 app = typer.Typer(
@@ -64,6 +65,19 @@ def handles_errors(fn: F) -> F:
             raise typer.Exit(1) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def read_input(file: Path | None) -> str:
+    """A file's text, or standard input's for none or '-': UTF-8 with or without a byte-order
+    mark. A file that is missing, a folder or not UTF-8 is a clear error, not a traceback."""
+    where = "standard input" if file is None or str(file) == "-" else str(file)
+    try:
+        data = sys.stdin.buffer.read() if file is None or str(file) == "-" else file.read_bytes()
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValidationError(f"{where} is not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except OSError as exc:
+        raise ValidationError(f"cannot read {where}: {exc.strerror or exc}") from None
 
 
 def open_memory(path: Path | None = None, **overrides: Any):

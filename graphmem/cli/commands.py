@@ -15,7 +15,7 @@ from rich.table import Table
 from ..errors import ValidationError
 from ..models import Layer
 from ..models.jsonl import read_messages
-from . import _print_json, app, handles_errors, open_memory, out, print_context, recall_table, state
+from . import _print_json, app, handles_errors, open_memory, out, print_context, read_input, recall_table, state
 
 ADD_BATCH = 256
 
@@ -39,8 +39,7 @@ def add(
     extract: bool = typer.Option(False, "--extract", help="then extract memories with the local model and wait"),
 ) -> None:
     """Append conversation messages (fast path: searchable at once)."""
-    text = sys.stdin.read() if file is None or str(file) == "-" else file.read_text(encoding="utf-8")
-    rows = read_messages(text.splitlines(), session)
+    rows = read_messages(read_input(file).splitlines(), session)
     if not rows:
         raise ValidationError("no messages in the input")
     with open_memory() as mem, _progress() as progress:
@@ -306,7 +305,7 @@ def import_(
     into: Optional[str] = typer.Option(None, "--into", help="target namespace (default: the file's)"),
 ) -> None:
     """Import a JSONL export. Bad lines are reported by number; by default nothing is written then."""
-    lines = sys.stdin.read().splitlines() if str(file) == "-" else file.read_text(encoding="utf-8").splitlines()
+    lines = read_input(file).splitlines()
     with open_memory() as mem:
         report = mem.import_(lines, namespace=into, skip_invalid=skip_invalid)
     out.print(f"imported {report['nodes']} records and {report['edges']} edges into {report['namespace']!r}")
@@ -399,7 +398,7 @@ def cypher(
     if query in files:
         text = files[query].text
     elif Path(query).is_file():
-        text = Path(query).read_text(encoding="utf-8")  # a user's file: no header needed
+        text = read_input(Path(query))  # a user's file: no header needed
     else:
         raise ValidationError(f"{query!r} is neither an exploration query ({', '.join(files)}) nor a file")
     params: dict = {"namespace": state.namespace, "warn_days": None}

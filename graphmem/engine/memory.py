@@ -20,28 +20,32 @@ from ..embed import Embedder, embedder_for, make_embedder
 from ..errors import ConfigurationError, NamespaceNotFoundError, NotFoundError, ValidationError
 from ..extract.extractors import Extractor
 from ..lifecycle import (
-    GraphBuilder, LogLinker, Maintainer, Parts, Reembedder, append_turns, check, checked_namespace, explain, export, import_, resolve_policy,
+    GraphBuilder, LogLinker, Maintainer, Parts, Reembedder, append_turns, check, checked_namespace, describe, explain, export,
+    import_, resolve_policy,
 )
 from ..models import (
     LAYERS, NODE_TYPES, Context, EdgeType, Episode, Explanation, History, Layer, MaintenanceRun, MemoryIn, MemoryPatch,
     MemoryRecord, Message, MessageIn, Neighbourhood, Node, NodeKind, Procedure, ScoredItem, Session, Status,
     check_vector, utcnow,
 )
-from ..models.records import ShortStr, UTCDateTime
+from ..models.records import LongStr, ShortStr, UTCDateTime
 from ..retrieve import Recaller, RecallResult, assemble, find_entity, history, neighbourhood
 from ..settings import LifecycleSettings, RecallFilter, RecallOptions, Settings
 from ..store import Store, open_store
 from ..text import ApproxTokenCounter, EntityTagger, TokenCounter
 from .enrich import Enricher
+from .guard import guarded, whole
 from .extraction import ExtractionWorker
 
 log = logging.getLogger(__name__)
 
 _SESSION_ID = TypeAdapter(ShortStr)
+_LONG_TEXT = TypeAdapter(LongStr)
 _TIME = TypeAdapter(UTCDateTime)  # naive times are read as UTC
 Progress = Callable[[int, int], None]
 
 
+@guarded
 class Memory:
     """graphmem's Python API. ``Memory(path)`` opens (or creates) an embedded store file;
     ``Memory()`` and ``Memory.from_settings()`` use the ``GRAPHMEM_*`` settings (the backend
@@ -192,7 +196,7 @@ class Memory:
         try:
             session_id = _SESSION_ID.validate_python(session_id)
         except PydanticValidationError as exc:
-            raise ValidationError("session_id must be 1-200 characters") from exc
+            raise ValidationError(describe(exc, "session_id")) from exc
         if isinstance(messages, (str, dict, MessageIn)):
             messages = [messages]
         if not messages:
@@ -331,7 +335,9 @@ class Memory:
     def forget(self, ids: str | Sequence[str], *, namespace: str = "default") -> int:
         """Delete records for good, with their edges, vectors and index entries."""
         namespace = self._existing(namespace)
-        ids = [ids] if isinstance(ids, str) else list(ids)
+        ids = [ids] if isinstance(ids, str) else list(ids) if isinstance(ids, (list, tuple)) else None
+        if not ids or not all(isinstance(i, str) for i in ids):
+            raise ValidationError("forget takes an id or a list of ids")
         with self._parts.write_lock, self._op("forget", namespace, count=len(ids)):
             found = {n.id for n in self.store.get(namespace, ids)}
             if not found:
@@ -348,7 +354,8 @@ class Memory:
     def set_soul(self, text: str | None, *, namespace: str = "default") -> None:
         """The identity block (persona, rules) that heads every context of the namespace."""
         namespace = checked_namespace(namespace)
-        self.store.set_meta(namespace, "soul", text.strip() if text and text.strip() else None)
+        text = _LONG_TEXT.validate_python(text or "")
+        self.store.set_meta(namespace, "soul", text or None)
 
     def set_summary(self, session_id: str, summary: str, *, namespace: str = "default") -> Session:
         """Set a session's rolling working summary (L1)."""
@@ -396,7 +403,7 @@ class Memory:
 
     def maintenance_history(self, *, namespace: str = "default", limit: int = 20) -> list[MaintenanceRun]:
         """The audit records of past maintenance runs, newest first."""
-        namespace = self._existing(namespace)
+        namespace, limit = self._existing(namespace), whole("limit", limit, 1, 10_000)
         return [r for r in self.store.query(namespace, "maintenance", limit=limit) if isinstance(r, MaintenanceRun)]
 
     def explain(self, record_id: str, *, namespace: str = "default", now: datetime | None = None) -> Explanation:
@@ -465,8 +472,7 @@ class Memory:
         if len(query) > 2000:
             raise ValidationError(f"query has {len(query)} characters; the limit is 2000")
         query = query.strip()
-        if not 1 <= k <= 1000:
-            raise ValidationError("k must be between 1 and 1000")
+        whole("k", k, 1, 1000)
         if query_vector is not None:
             try:
                 check_vector(query_vector, self.embedder.dim)
@@ -493,9 +499,7 @@ class Memory:
     ) -> Context:
         """A prompt block for ``query`` within ``budget`` tokens: soul, memories, episodes,
         procedures, then the session's recent turns (L0) and its summary (L1)."""
-        budget = budget or self.settings.context_budget
-        if budget < 16:
-            raise ValidationError("budget must be at least 16 tokens")
+        budget = whole("budget", self.settings.context_budget if budget is None else budget, 16, 1_000_000)
         t0 = time.perf_counter()
         recalled = self._recall(query, k=k, namespace=namespace, filter=RecallFilter.DEFAULT, options=options,
                                 query_vector=query_vector)
@@ -546,8 +550,7 @@ class Memory:
         namespace = self._existing(namespace)
         if kind not in NODE_TYPES:
             raise ValidationError(f"unknown kind {kind!r}; kinds are {sorted(NODE_TYPES)}")
-        if not 1 <= limit <= 10_000 or offset < 0:
-            raise ValidationError("limit must be 1..10000 and offset >= 0")
+        whole("limit", limit, 1, 10_000), whole("offset", offset, 0, 2**62)
         try:
             statuses = [Status(status)] if status else None
         except ValueError as exc:
@@ -568,8 +571,7 @@ class Memory:
         """An entity, the entities within ``depth`` relation hops, the relations among them
         and the active memories that mention the entity."""
         namespace = self._existing(namespace)
-        if not 0 <= depth <= 3:
-            raise ValidationError("depth must be 0..3")
+        whole("depth", depth, 0, 3), whole("limit", limit, 1, 10_000)
         return neighbourhood(self.store, find_entity(self.store, namespace, entity), depth, limit)
 
     def namespaces(self) -> list[str]:

@@ -8,11 +8,11 @@ from .explain import explain
 from .fold import Folded, WindowFolder
 from .log_graph import LogLinker, append_turns
 from .maintain import Maintainer, resolve_policy
-from .parts import Parts, check
+from .parts import Parts, check, describe
 from .reembed import Reembedder
 from .transfer import EXPORT_FORMAT, checked_namespace, export, import_
 
 __all__ = [
     "EXPORT_FORMAT", "EntityResolver", "Folded", "GraphBuilder", "LogLinker", "Maintainer", "Parts", "Reembedder", "WindowFolder",
-    "append_turns", "check", "checked_namespace", "explain", "export", "import_", "resolve_policy",
+    "append_turns", "check", "checked_namespace", "describe", "explain", "export", "import_", "resolve_policy",
 ]

@@ -34,8 +34,13 @@ def check(model: type[M], data: Any, what: str) -> M:
     try:
         return model.model_validate(data)
     except PydanticValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or what
-        got = repr(first.get("input"))
-        got = got if len(got) <= 60 else got[:57] + "..."
-        raise ValidationError(f"invalid {what}: {where}: {first['msg']} (got {got})") from exc
+        raise ValidationError(describe(exc, what)) from exc
+
+
+def describe(exc: PydanticValidationError, what: str) -> str:
+    """A pydantic error as one line: the first field that failed, why, and what it got."""
+    first = exc.errors()[0]
+    where = "".join(f"{p}: " for p in [".".join(str(p) for p in first["loc"])] if p)
+    got = repr(first.get("input"))
+    got = got if len(got) <= 60 else got[:57] + "..."
+    return f"invalid {what}: {where}{first['msg']} (got {got})"

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .records import ShortStr, Source, Text, Unit, UTCDateTime
+from .records import Label, Metadata, ShortStr, Source, Text, Unit, UTCDateTime
 
 
 class MessageIn(BaseModel):
@@ -16,10 +16,10 @@ class MessageIn(BaseModel):
 
     role: Literal["user", "assistant", "system", "tool"] = "user"
     content: Text
-    speaker: str = Field("", max_length=200)
+    speaker: Label = ""
     created_at: UTCDateTime | None = None
     id: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
 
 
 class EntityIn(BaseModel):
@@ -60,7 +60,7 @@ class MemoryIn(BaseModel):
     invalid_at: UTCDateTime | None = None
     source_message_ids: list[str] = Field(default_factory=list)
     episode_id: str | None = None
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
     id: str | None = None
 
 
@@ -81,7 +81,7 @@ class MemoryPatch(BaseModel):
     pinned: bool | None = None
     valid_at: UTCDateTime | None = None
     invalid_at: UTCDateTime | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: Metadata | None = None
     source_message_ids: list[ShortStr] | None = Field(
         None, description="with a correction: the turns the new version comes from (default none: the old "
         "version's turns stated the old value, and are marked superseded)"

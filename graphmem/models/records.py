@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -13,10 +14,13 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@\-]{0,127}$"
-MAX_TEXT_CHARS = 20_000
+MAX_TEXT_CHARS = 20_000  # a text, a summary, a soul, an entity description
+MAX_METADATA_CHARS = 20_000  # metadata as JSON
+MAX_METADATA_DEPTH = 16
 
 _last_ts = 0
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def utcnow() -> datetime:
@@ -38,20 +42,59 @@ def _to_utc(value: datetime) -> datetime:
     return value.astimezone(timezone.utc)
 
 
-def _clean_text(value: str) -> str:
-    value = _CONTROL.sub("", value).strip()
-    if not value:
-        raise ValueError("text must not be empty")
+def _unicode(value: str) -> str:
+    if _SURROGATE.search(value):  # not encodable: no store, tokenizer or file could take it
+        raise ValueError("text contains a lone surrogate (not valid Unicode)")
+    return value
+
+
+def _long_text(value: str) -> str:
+    value = _unicode(_CONTROL.sub("", value).strip())
     if len(value) > MAX_TEXT_CHARS:
         raise ValueError(f"text has {len(value)} characters; the limit is {MAX_TEXT_CHARS}")
+    return value
+
+
+def _clean_text(value: str) -> str:
+    value = _long_text(value)
+    if not value:
+        raise ValueError("text must not be empty")
+    return value
+
+
+def _json_metadata(value: dict[str, Any]) -> dict[str, Any]:
+    """Metadata is JSON: string keys; strings, finite numbers, booleans, null, lists and objects
+    nested at most MAX_METADATA_DEPTH deep; at most MAX_METADATA_CHARS as JSON."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > MAX_METADATA_DEPTH:
+                raise ValueError(f"metadata is nested more than {MAX_METADATA_DEPTH} deep")
+            if isinstance(item, dict) and not all(isinstance(k, str) and k and "\x00" not in k for k in item):
+                raise ValueError("metadata keys must be non-empty strings without NUL")
+            stack += [(v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)]
+        elif isinstance(item, str):
+            _unicode(item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            raise ValueError(f"metadata numbers must be finite (got {item})")
+        elif item is not None and not isinstance(item, (bool, int, float)):
+            raise ValueError(f"metadata values must be JSON (got a {type(item).__name__})")
+    size = len(json.dumps(value, ensure_ascii=False))
+    if size > MAX_METADATA_CHARS:
+        raise ValueError(f"metadata has {size} characters as JSON; the limit is {MAX_METADATA_CHARS}")
     return value
 
 
 UTCDateTime = Annotated[datetime, AfterValidator(_to_utc)]
 Namespace = Annotated[str, StringConstraints(pattern=NAMESPACE_PATTERN)]
 Text = Annotated[str, AfterValidator(_clean_text)]
+LongStr = Annotated[str, AfterValidator(_long_text)]  # may be empty
+Label = Annotated[str, StringConstraints(max_length=200), AfterValidator(_unicode)]  # may be empty
+Metadata = Annotated[dict[str, Any], AfterValidator(_json_metadata)]
 Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
-ShortStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+ShortStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+                     AfterValidator(_unicode)]
 
 
 class Status(str, Enum):
@@ -94,7 +137,7 @@ class Record(BaseModel):
     namespace: Namespace = "default"
     created_at: UTCDateTime = Field(default_factory=utcnow)
     updated_at: UTCDateTime = Field(default_factory=utcnow)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: Metadata = Field(default_factory=dict)
 
     kind: str = ""
     _prefix: str = "rec"
@@ -136,7 +179,7 @@ class Session(Record):
     kind: Literal["session"] = "session"
     _prefix = "ses"
     title: str = ""
-    summary: str = ""  # L1: the rolling working summary
+    summary: LongStr = ""  # L1: the rolling working summary
     summary_updated_at: UTCDateTime | None = None
     message_count: int = Field(0, ge=0)
     last_message_at: UTCDateTime | None = None
@@ -201,7 +244,7 @@ class Entity(Record):
     name: ShortStr
     type: str = "thing"  # person, org, place, thing, concept, event, date, ...
     aliases: list[str] = Field(default_factory=list)
-    description: str = ""
+    description: LongStr = ""
 
 
 class Episode(Scorable):

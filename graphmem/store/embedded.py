@@ -26,7 +26,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from ..errors import ConfigurationError, StoreError
+from ..errors import ConfigurationError, StoreError, ValidationError
 from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..text import index_terms, normalise_name, query_terms
 from .base import AccessBuffer, Accesses, StoreCapabilities, check_batch, hydrate, node_text, prepare_vectors, scope_token, unit_query
@@ -286,7 +286,9 @@ class EmbeddedStore(GraphMixin, ReembedMixin):
     def _put_one(self, cur: sqlite3.Cursor, namespace: str, node: Node, vec: np.ndarray | None) -> None:
         data = node.model_dump(mode="json", exclude={"access_count", "last_accessed_at"})
         status = data.get("status")
-        row = cur.execute("SELECT rowid FROM nodes WHERE namespace = ? AND id = ?", (namespace, node.id)).fetchone()
+        row = cur.execute("SELECT rowid, kind FROM nodes WHERE namespace = ? AND id = ?", (namespace, node.id)).fetchone()
+        if row is not None and row[1] != node.kind:  # as on Neo4j: an id never changes kind
+            raise ValidationError(f"id {node.id!r} is already a {row[1]} in namespace {namespace!r}, not a {node.kind}")
         values = (
             namespace, node.id, node.kind, status, getattr(node, "session_id", None), getattr(node, "category", None),
             node.seq if node.kind == "message" else None, _ts(node.created_at), _ts(node.updated_at), getattr(node, "access_count", 0),

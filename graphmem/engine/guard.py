@@ -1,0 +1,51 @@
+"""The facade's edge. Counts and sizes are checked where they come in (``whole``); what bad
+input can still raise further down (text that is not valid Unicode, pydantic's own error for
+a record built from a bad value, input nested too deep to walk) leaves every public method of
+``Memory`` as graphmem's ``ValidationError``, never as another library's exception."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any, Callable, TypeVar
+
+from pydantic import ValidationError as PydanticValidationError
+
+from ..errors import GraphMemError, ValidationError
+from ..lifecycle import describe
+
+C = TypeVar("C", bound=type)
+
+
+def whole(name: str, value: Any, low: int, high: int) -> int:
+    """An integer argument within [low, high] (``True`` and ``"5"`` are not integers)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError(f"{name} must be an integer {low}..{high} (got {value!r:.40})")
+    if not low <= value <= high:
+        raise ValidationError(f"{name} must be {low}..{high} (got {value})")
+    return value
+
+
+def _edge(fn: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(fn)
+    def method(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except GraphMemError:
+            raise
+        except PydanticValidationError as exc:
+            raise ValidationError(describe(exc, fn.__name__)) from exc
+        except UnicodeError as exc:
+            raise ValidationError(f"{fn.__name__}: text is not valid Unicode ({exc.reason})") from exc
+        except RecursionError as exc:
+            raise ValidationError(f"{fn.__name__}: input is nested too deeply") from exc
+
+    return method
+
+
+def guarded(cls: C) -> C:
+    """Every public method of ``cls`` behind the edge."""
+    for name, attr in list(vars(cls).items()):
+        if not name.startswith("_") and inspect.isfunction(attr):
+            setattr(cls, name, _edge(attr))
+    return cls

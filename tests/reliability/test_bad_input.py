@@ -1,0 +1,96 @@
+"""Bad input through the public API and the CLI: a clear graphmem error, and nothing written.
+Each case here escaped as another library's exception (or was silently accepted) before."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import pytest
+from typer.testing import CliRunner
+
+from graphmem.cli import app
+from graphmem.errors import ValidationError
+
+from ..conftest import make_memory
+
+
+def _deep(n: int) -> dict:
+    value: object = 1
+    for _ in range(n):
+        value = {"a": value}
+    return value  # type: ignore[return-value]
+
+
+BAD_CALLS = {
+    "lone surrogate in a message": lambda m, s: m.add_messages("s", ["bad \ud800 text"]),
+    "lone surrogate in a speaker": lambda m, s: m.add_messages("s", [{"content": "x", "speaker": "A\udfff"}]),
+    "lone surrogate in a memory": lambda m, s: m.remember("bad \udfff"),
+    "lone surrogate in a query": lambda m, s: m.recall("tea \ud800"),
+    "metadata nested 5,000 deep": lambda m, s: m.add_messages("s", [{"content": "x", "metadata": _deep(5000)}]),
+    "metadata nested 20 deep": lambda m, s: m.remember("x", metadata=_deep(20)),
+    "metadata that is not JSON": lambda m, s: m.add_messages("s", [{"content": "x", "metadata": {"a": object()}}]),
+    "NaN in metadata": lambda m, s: m.remember("x", metadata={"a": math.nan}),
+    "an empty metadata key": lambda m, s: m.remember("x", metadata={"": 1}),
+    "20 MB of metadata": lambda m, s: m.remember("x", metadata={"a": "x" * 20_001}),
+    "an id with a space": lambda m, s: m.remember("x", id="a b"),
+    "a memory over a message's id": lambda m, s: m.remember("x", id=s["message"]),
+    "k as a string": lambda m, s: m.recall("tea", k="5"),
+    "k as a bool": lambda m, s: m.recall("tea", k=True),
+    "budget 0": lambda m, s: m.context("tea", budget=0),
+    "budget as a string": lambda m, s: m.context("tea", budget="500"),
+    "neighbourhood limit -1": lambda m, s: m.neighbourhood("Alice", limit=-1),
+    "list limit as a string": lambda m, s: m.list("memory", limit="x"),
+    "maintenance history limit 0": lambda m, s: m.maintenance_history(limit=0),
+    "forget an int": lambda m, s: m.forget(5),
+    "forget an empty list": lambda m, s: m.forget([]),
+    "a 10 MB soul": lambda m, s: m.set_soul("x" * 10_000_000),
+    "a lone surrogate in a soul": lambda m, s: m.set_soul("\ud800"),
+    "a 10 MB session summary": lambda m, s: m.set_summary("s", "x" * 10_000_000),
+    "a session id that is not text": lambda m, s: m.add_messages(5, ["x"]),
+    "an import line nested 50,000 deep": lambda m, s: m.import_(
+        ['{"format": "graphmem-export"}', '{"kind": "memory", "metadata": ' + '{"a": ' * 50_000 + "1" + "}" * 50_001]),
+}
+
+
+@pytest.fixture
+def seeded(backend, tmp_path):
+    m = make_memory(backend, tmp_path)
+    msgs = m.add_messages("s", [{"speaker": "Alice", "content": "Alice likes green tea."}])
+    m.remember("Alice likes green tea", subject="Alice", predicate="likes", object="green tea")
+    yield m, {"message": msgs[0].id}
+    m.close()
+
+
+def _snapshot(m) -> str:
+    buf = io.StringIO()
+    m.export(buf, vectors=False)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("case", sorted(BAD_CALLS))
+def test_bad_input_is_a_validation_error_and_changes_nothing(seeded, case):
+    m, seen = seeded
+    before = _snapshot(m)
+    with pytest.raises(ValidationError):
+        BAD_CALLS[case](m, seen)
+    m.flush()
+    assert _snapshot(m) == before
+    assert m.get(seen["message"]).kind == "message"
+
+
+def test_the_cli_reads_files_it_can_and_explains_those_it_cannot(tmp_path):
+    runner = CliRunner()
+    db = str(tmp_path / "cli.db")
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b'\xef\xbb\xbf{"content": "hello with a byte-order mark"}\n')
+    result = runner.invoke(app, ["--db", db, "add", str(bom), "-s", "s"])
+    assert result.exit_code == 0 and "added 1 messages" in result.output
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"content": "bad \xff byte"}\n')
+    for args, says in ((["add", str(bad)], "is not UTF-8 text"), (["add", str(tmp_path / "missing.jsonl")], "cannot read"),
+                       (["add", str(tmp_path)], "cannot read"), (["import", str(tmp_path)], "cannot read")):
+        result = runner.invoke(app, ["--db", db, *args])
+        assert result.exit_code == 1 and says in result.output and "Traceback" not in result.output, result.output
+    result = runner.invoke(app, ["--db", db, "add", "-s", "s"], input=b"\xff\xfe not utf-8\n")
+    assert result.exit_code == 1 and "standard input is not UTF-8" in result.output
