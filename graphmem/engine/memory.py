@@ -20,8 +20,8 @@ from ..embed import Embedder, embedder_for, make_embedder
 from ..errors import ConfigurationError, NamespaceNotFoundError, NotFoundError, ValidationError
 from ..extract.extractors import Extractor
 from ..lifecycle import (
-    GraphBuilder, LogLinker, Maintainer, Parts, Reembedder, append_turns, check, checked_namespace, describe, explain, export,
-    import_, resolve_policy,
+    GraphBuilder, LogLinker, Maintainer, Parts, Reembedder, append_turns, check, checked_namespace, describe, drop_unwritten,
+    explain, export, import_, named_by, resolve_policy, unlinked, written_by,
 )
 from ..models import (
     LAYERS, NODE_TYPES, Context, EdgeType, Episode, Explanation, History, Layer, MaintenanceRun, MemoryIn, MemoryPatch,
@@ -251,8 +251,10 @@ class Memory:
             raise ValidationError(f"{len(memories)} memories in one call; the limit is {self.settings.max_batch}")
         inputs = [m if isinstance(m, MemoryIn) else check(MemoryIn, m, f"memory {i}") for i, m in enumerate(memories)]
         with self._parts.write_lock, self._op("remember", namespace, count=len(inputs)):
+            before = written_by(self.store, namespace, [m.id for m in inputs if m.id])  # an id written again
             nodes, vectors, edges = self._builder.memories(namespace, inputs, utcnow())
             self.store.put(namespace, nodes, vectors, edges)
+            drop_unwritten(self.store, namespace, before, edges)
         return [n for n in nodes if isinstance(n, MemoryRecord)]
 
     def update(self, memory_id: str, *, namespace: str = "default", reason: str = "correction", **fields: Any) -> MemoryRecord:
@@ -339,10 +341,12 @@ class Memory:
         if not ids or not all(isinstance(i, str) for i in ids):
             raise ValidationError("forget takes an id or a list of ids")
         with self._parts.write_lock, self._op("forget", namespace, count=len(ids)):
-            found = {n.id for n in self.store.get(namespace, ids)}
+            found = [n.id for n in self.store.get(namespace, ids)]
             if not found:
                 raise NotFoundError(f"none of {ids[:3]} exists in namespace {namespace!r}")
-            return self.store.delete(namespace, list(found))
+            named, deleted = named_by(self.store, namespace, found), self.store.delete(namespace, found)
+            self.store.delete(namespace, unlinked(self.store, namespace, named))  # names only they stated
+            return deleted
 
     def forget_namespace(self, namespace: str) -> int:
         """Delete a whole tenant: every node, edge, vector, index entry and setting of it, on

@@ -19,6 +19,7 @@ from ..models import (
 from ..store import Store
 from ..text import keywords, normalise_name
 from .parts import Parts, check
+from .traces import relations_carrying
 
 PROCEDURE_MATCH_COS = 0.85  # a workflow this close to a stored one reinforces it
 
@@ -132,9 +133,8 @@ class GraphBuilder:
         })
         ended = [Edge(namespace=namespace, source=new.id, type=EdgeType.SUPERSEDES, target=old.id,
                       props={"reason": reason, "at": now.isoformat()})]
-        for edge in self.store.edges(namespace, self.mentioned_ids(namespace, old.id), types=[EdgeType.RELATES_TO]):
-            if edge.props.get("memory_id") == old.id:
-                ended.append(edge.model_copy(update={"props": {**edge.props, "invalid_at": retired.invalid_at.isoformat()}}))
+        for edge in relations_carrying(self.store, namespace, [old.id]):
+            ended.append(edge.model_copy(update={"props": {**edge.props, "invalid_at": retired.invalid_at.isoformat()}}))
         return retired, ended
 
     def mark_derived(self, namespace: str, old: MemoryRecord, new: MemoryRecord, now: datetime,

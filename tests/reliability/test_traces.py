@@ -1,0 +1,51 @@
+"""What a record leaves behind: a memory written again under its id says only what it says
+now, and forgetting takes the entities only the forgotten records named (both backends)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from graphmem.models import EdgeType
+
+from ..conftest import make_memory
+
+
+@pytest.fixture
+def gmem(backend, tmp_path):
+    m = make_memory(backend, tmp_path)
+    yield m
+    m.close()
+
+
+def _names(m) -> set[str]:
+    return {e.name for e in m.list("entity", limit=1000)}
+
+
+def test_a_memory_written_again_under_its_id_drops_what_it_no_longer_says(gmem):
+    first = gmem.remember("Alice's manager is Bob", id="mem_fixed", subject="Alice", predicate="manager", object="Bob",
+                          relations=[{"source": "Alice", "predicate": "manager", "target": "Bob"}])
+    again = gmem.remember("Alice's manager is Carol", id=first.id, subject="Alice", predicate="manager", object="Carol",
+                          relations=[{"source": "Alice", "predicate": "manager", "target": "Carol"}])
+    assert again.id == first.id
+    named = {gmem.get(e.target).name for e in gmem.store.edges("default", [first.id], types=[EdgeType.MENTIONS])}
+    assert named == {"Alice", "Carol"}
+    alice = gmem.neighbourhood("Alice")
+    assert "Bob" not in {e.name for e in alice.entities} and "Bob" not in _names(gmem)  # no stale fact, no orphan
+    assert [gmem.get(r.target_id).name for r in alice.relations] == ["Carol"]
+
+
+def test_forgetting_takes_the_entities_only_it_named_and_keeps_shared_ones(gmem):
+    keep = gmem.remember("Alice works at Globex", subject="Alice", object="Globex")
+    pin = gmem.remember("Alice's locker code is 4471 at Globex", entities=[{"name": "Alice"}, {"name": "4471"},
+                                                                            {"name": "Globex"}])
+    said = gmem.add_messages("s", [{"speaker": "Zed", "content": "I am Zed and I say nothing else."}])
+    assert {"4471", "Zed"} <= _names(gmem)
+    assert gmem.forget([pin.id, said[0].id]) == 2
+    assert "4471" not in _names(gmem) and "Zed" not in _names(gmem)
+    assert {"Alice", "Globex"} <= _names(gmem) and gmem.get(keep.id)
+    buf = io.StringIO()
+    gmem.export(buf, vectors=False)
+    assert "4471" not in buf.getvalue() and "Zed" not in buf.getvalue()
+    assert not gmem.store.find_entities("default", ["4471", "zed"])
