@@ -28,7 +28,7 @@ from ..models import (
     MemoryRecord, Message, MessageIn, Neighbourhood, Node, NodeKind, Procedure, ScoredItem, Session, Status,
     check_vector, utcnow,
 )
-from ..models.records import LongStr, ShortStr, UTCDateTime
+from ..models.records import SESSION_ID, LongStr, UTCDateTime
 from ..retrieve import Recaller, RecallResult, assemble, find_entity, history, neighbourhood
 from ..settings import LifecycleSettings, RecallFilter, RecallOptions, Settings
 from ..store import Store, open_store
@@ -39,7 +39,6 @@ from .extraction import ExtractionWorker
 
 log = logging.getLogger(__name__)
 
-_SESSION_ID = TypeAdapter(ShortStr)
 _LONG_TEXT = TypeAdapter(LongStr)
 _TIME = TypeAdapter(UTCDateTime)  # naive times are read as UTC
 Progress = Callable[[int, int], None]
@@ -85,6 +84,8 @@ class Memory:
         self.counter = token_counter or ApproxTokenCounter()
         self.recaller = Recaller(store, live)
         self._enricher = Enricher(self._parts)
+        if store.pending_vectors("message", 1):  # left by a process that stopped before embedding them
+            self._enricher.kick()
         self._extraction = ExtractionWorker(self._parts, self._builder, extractor)
         self._maintainer = Maintainer(self._parts)
         self._reembedder = Reembedder(self._parts, on_swap=self._use_embedder)
@@ -194,7 +195,7 @@ class Memory:
         on return, and a background thread embeds and tags them (``flush()`` waits)."""
         namespace = checked_namespace(namespace)
         try:
-            session_id = _SESSION_ID.validate_python(session_id)
+            session_id = SESSION_ID.validate_python(session_id)
         except PydanticValidationError as exc:
             raise ValidationError(describe(exc, "session_id")) from exc
         if isinstance(messages, (str, dict, MessageIn)):
@@ -229,8 +230,9 @@ class Memory:
                 nodes, vectors = linked.rows(self.embedder.embed(texts))
                 nan_row = np.full((1, self.embedder.dim), np.nan, dtype=np.float32)  # the session has none
                 self.store.put(namespace, [session, *nodes], np.vstack([nan_row, vectors]), [*edges, *linked.edges])
+            else:  # under the lock too: the next append must read this session's count
+                self.store.put(namespace, [session, *records], edges=edges)
         if not wait:
-            self.store.put(namespace, [session, *records], edges=edges)
             self._enricher.kick()
         if session.message_count - session.extracted_upto >= self.settings.extract_every:
             self._extraction.kick()

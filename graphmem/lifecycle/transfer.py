@@ -108,10 +108,20 @@ def import_(parts: Parts, lines: Iterable[str], *, namespace: str | None = None,
         raise ValidationError("the import holds no records")
     if state["header"] and state["header"].get("embedder") != embedder.name:
         vectors.clear()  # vectors of another model are re-computed below
+    # what the store would refuse part way through the batches is refused before the first:
+    # an import is all or nothing
+    kinds = {n.id: n.kind for n in store.get(ns, [n.id for n in nodes])}
+    clash = next((n for n in nodes if kinds.get(n.id, n.kind) != n.kind), None)
+    if clash is not None:
+        raise ValidationError(f"id {clash.id!r} is already a {kinds[clash.id]} in namespace {ns!r}, not a {clash.kind}")
+    node_ids = {n.id for n in nodes}
+    ends = list(({e.source for e in edges} | {e.target for e in edges}) - node_ids)
+    existing = {n.id for n in store.get(ns, ends)} | node_ids
     if skip_invalid:
-        node_ids = {n.id for n in nodes}
-        existing = {n.id for n in store.get(ns, list({e.source for e in edges} | {e.target for e in edges}))}
-        edges = [e for e in edges if {e.source, e.target} <= node_ids | existing]
+        edges = [e for e in edges if {e.source, e.target} <= existing]
+    elif (loose := next((e for e in edges if not {e.source, e.target} <= existing), None)) is not None:
+        raise ValidationError(f"edge {loose.source} -{loose.type.value}-> {loose.target}: an end is neither in the "
+                              f"import nor in namespace {ns!r}; nothing was imported")
     need = [n for n in nodes if n.id not in vectors and n.kind not in ("session", "entity", "maintenance")]
     if need:
         for n, v in zip(need, embedder.embed([embed_text(n) for n in need])):

@@ -12,6 +12,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from ..errors import GraphMemError, ImportFormatError
 from .inputs import MessageIn
+from .records import SESSION_ID
 
 T = TypeVar("T")
 
@@ -49,7 +50,7 @@ def read_messages(lines: Iterable[str], session: str | None) -> list[tuple[str, 
         sid = data.pop("session_id", None) or session
         if not sid:
             raise ValueError("no session_id on the line and no session given")
-        return str(sid), MessageIn.model_validate(data)
+        return SESSION_ID.validate_python(str(sid)), MessageIn.model_validate(data)  # all lines before any write
 
     rows, errors = read_jsonl(lines, parse)
     refuse_bad_lines(errors, "added")

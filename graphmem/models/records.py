@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, field_validator
 
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@\-]{0,127}$"
 MAX_TEXT_CHARS = 20_000  # a text, a summary, a soul, an entity description
@@ -95,6 +95,7 @@ Metadata = Annotated[dict[str, Any], AfterValidator(_json_metadata)]
 Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 ShortStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
                      AfterValidator(_unicode)]
+SESSION_ID = TypeAdapter(ShortStr)
 
 
 class Status(str, Enum):

@@ -94,3 +94,33 @@ def test_the_cli_reads_files_it_can_and_explains_those_it_cannot(tmp_path):
         assert result.exit_code == 1 and says in result.output and "Traceback" not in result.output, result.output
     result = runner.invoke(app, ["--db", db, "add", "-s", "s"], input=b"\xff\xfe not utf-8\n")
     assert result.exit_code == 1 and "standard input is not UTF-8" in result.output
+
+
+def test_an_import_is_all_or_nothing_past_its_first_batch(seeded):
+    import json
+
+    from graphmem.models import MemoryRecord
+
+    m, seen = seeded
+    before = _snapshot(m)
+    rows = [json.dumps({"node": MemoryRecord(namespace="default", text=f"imported fact {i}").model_dump(mode="json")})
+            for i in range(6_000)]  # more than one write batch
+    clash = MemoryRecord(id=seen["message"], namespace="default", text="a memory under a message's id")
+    loose = {"source": "mem_nowhere", "type": "MENTIONS", "target": "ent_nowhere", "namespace": "default"}
+    for last in (json.dumps({"node": clash.model_dump(mode="json")}), json.dumps({"edge": loose})):
+        with pytest.raises(ValidationError):
+            m.import_([*rows, last])
+        assert _snapshot(m) == before
+
+
+def test_cli_add_checks_every_line_before_writing_any(tmp_path):
+    import json
+
+    lines = [json.dumps({"session_id": "s", "content": f"turn {i}"}) for i in range(600)]
+    lines.append(json.dumps({"session_id": "x" * 300, "content": "a session id too long"}))
+    data = tmp_path / "turns.jsonl"
+    data.write_text("\n".join(lines), encoding="utf-8")
+    db = str(tmp_path / "cli.db")
+    result = CliRunner().invoke(app, ["--db", db, "add", str(data)])
+    assert result.exit_code == 1 and "line 601" in result.output
+    assert "nothing was written" in CliRunner().invoke(app, ["--db", db, "stats"]).output
