@@ -9,6 +9,7 @@
 from .engine import Memory
 from .errors import (
     ConfigurationError,
+    ConflictError,
     EmbeddingError,
     GraphMemError,
     ImportFormatError,
@@ -48,7 +49,7 @@ from .settings import LifecycleSettings, RecallFilter, RecallOptions, ScoreWeigh
 __version__ = "0.1.0"
 
 __all__ = [
-    "ConfigurationError", "Context", "EmbeddingError", "Edge", "EdgeType", "Entity", "EntityIn", "Episode",
+    "ConfigurationError", "ConflictError", "Context", "EmbeddingError", "Edge", "EdgeType", "Entity", "EntityIn", "Episode",
     "Explanation", "GraphMemError", "History", "ImportFormatError", "LifecycleAction", "LifecycleSettings",
     "MaintenanceRun", "Memory", "MemoryIn", "MemoryRecord", "Message", "MessageIn", "NamespaceNotFoundError",
     "Neighbourhood", "NotFoundError", "Procedure", "RecallFilter", "RecallOptions",

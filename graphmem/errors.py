@@ -41,5 +41,10 @@ class StoreError(GraphMemError):
     """The storage backend failed (I/O, locking, corruption)."""
 
 
+class ConflictError(StoreError):
+    """Another writer (a thread with its own ``Memory``, another process) changed a record
+    this write was computed from; nothing was written. graphmem retries these itself."""
+
+
 class EmbeddingError(GraphMemError):
     """The embedding model failed or produced unusable vectors."""

@@ -8,7 +8,7 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
-from graphmem.errors import ConfigurationError, ValidationError
+from graphmem.errors import ConfigurationError, ConflictError, ValidationError
 from graphmem.models import (
     Edge, EdgeType, Entity, Episode, MemoryRecord, Message, Procedure, Relation, Session, Status, Step, utcnow,
 )
@@ -76,6 +76,19 @@ def test_bad_vectors_and_batches_write_nothing(store):
     assert store.get("a", [good.id, bad.id]) == []
     assert store.keyword_search("a", "memory", "good", 5, [Status.active]) == []
     assert store.vector_search("a", "memory", unit(1), 5, [Status.active]) == []
+
+
+def test_a_conditional_write_is_made_only_over_what_it_read(store):
+    first = mem("first version")
+    store.put("a", [first], np.stack([unit(1)]), expect={first.id: None})  # new: must not exist yet
+    read = store.get("a", [first.id])[0]
+    second = read.model_copy(update={"text": "second version", "updated_at": read.updated_at + timedelta(seconds=1)})
+    store.put("a", [second], np.stack([unit(2)]), expect={first.id: read.updated_at})
+    other = mem("written alongside")
+    for stale in ({first.id: read.updated_at}, {first.id: None}, {"mem_missing": read.updated_at}):
+        with pytest.raises(ConflictError):  # another writer changed it (or it is not there): nothing written
+            store.put("a", [read.model_copy(update={"text": "lost update"}), other], expect=stale)
+    assert store.get("a", [first.id])[0].text == "second version" and store.get("a", [other.id]) == []
 
 
 def test_vector_search_is_exact_and_filters_status(store):

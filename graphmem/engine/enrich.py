@@ -2,17 +2,20 @@
 thread, for bulk ingestion that should not wait for the embedder.
 
 The queue is the store itself: a message written without a vector is pending, so pending
-work survives a restart and is resumed by the next ``Memory.flush()`` or deferred write."""
+work survives a restart and is resumed when a ``Memory`` opens the store again."""
 
 from __future__ import annotations
 
 import logging
 import time
+from functools import partial
+
 import numpy as np
 
 from ..lifecycle import LogLinker, Parts
 from ..models import Message, utcnow
 from ..background import BackgroundWorker
+from .guard import retried
 
 log = logging.getLogger(__name__)
 BATCH = 512
@@ -46,12 +49,15 @@ class Enricher(BackgroundWorker):
         by_ns: dict[str, list[int]] = {}
         for i, m in enumerate(batch):
             by_ns.setdefault(m.namespace, []).append(i)
-        with parts.write_lock:  # re-read: a message deleted or changed meanwhile wins
-            for ns, idx in by_ns.items():
+        def write(ns: str, idx: list[int]) -> None:
+            with parts.write_lock:  # re-read: a message deleted or changed meanwhile wins, in any process
                 fresh = {n.id: n for n in parts.store.get(ns, [batch[i].id for i in idx])}
                 keep = [i for i in idx if batch[i].id in fresh]
-                if not keep:
-                    continue
-                linked = self.linker.link(ns, [fresh[batch[i].id] for i in keep], [tags[i] for i in keep], utcnow())
-                parts.store.put(ns, *linked.rows(np.asarray(vectors[keep])), linked.edges)
+                if keep:
+                    linked = self.linker.link(ns, [fresh[batch[i].id] for i in keep], [tags[i] for i in keep], utcnow())
+                    parts.store.put(ns, *linked.rows(np.asarray(vectors[keep])), linked.edges,
+                                    expect={batch[i].id: fresh[batch[i].id].updated_at for i in keep})
+
+        for ns, idx in by_ns.items():
+            retried(partial(write, ns, idx))
         log.info("enriched %d messages in %.1f ms", len(batch), (time.perf_counter() - t0) * 1000)

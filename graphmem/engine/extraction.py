@@ -24,6 +24,7 @@ from ..models import Message, Session, utcnow
 from ..settings import Settings
 from ..text import STOPWORDS, keywords
 from ..background import BackgroundWorker
+from .guard import retried
 
 log = logging.getLogger(__name__)
 
@@ -167,38 +168,47 @@ class ExtractionWorker(BackgroundWorker):
                 entry.update(calls=stats.calls, prompt_tokens=stats.prompt_tokens, output_tokens=stats.output_tokens)
             except InvalidOutput as exc:
                 error = str(exc)
-        with self.parts.write_lock:
-            found = store.get(namespace, [session_id])
-            if not found or not isinstance(found[0], Session):  # forgotten while the model was busy
-                log.warning("session %s of %s is gone; window %d:%d dropped", session_id, namespace, start, end)
-                return entry
-            session = found[0]
-            if retry:
-                failed = [w for w in session.failed_windows if tuple(w) != (start, end)]
-            else:
-                failed = list(session.failed_windows)
-            update: dict[str, Any] = {"extracted_upto": max(session.extracted_upto, end), "failed_windows": failed}
-            nodes, vectors, edges = [], [], []
-            if error:
-                update["failed_windows"] = [*failed, (start, end)]
-                update["last_error"] = error[:500]
-                self.counters.failed += 1
-                entry["error"] = error
-            elif extraction is None:
-                update["windows_skipped"] = session.windows_skipped + 1
-                self.counters.skipped += 1
-            else:
-                folded = self.folder.fold(namespace, session, msgs, extraction)
-                nodes, vectors, edges = folded.nodes, folded.vectors, folded.edges
-                update["windows_done"] = session.windows_done + 1
-                update["summary"] = folded.summary
-                update["summary_updated_at"] = utcnow()
-                entry.update(folded.report)
-                self.counters.windows += 1
-            session = Session.model_validate({**session.model_dump(), **update, "updated_at": utcnow()})
-            dim = self.parts.embedder.dim
-            mat = np.vstack([np.full(dim, np.nan, np.float32) if v is None else v for v in [None, *vectors]])
-            store.put(namespace, [session, *nodes], mat, edges)
+        def write() -> bool:
+            with self.parts.write_lock:
+                found = store.get(namespace, [session_id])
+                if not found or not isinstance(found[0], Session):  # forgotten while the model was busy
+                    log.warning("session %s of %s is gone; window %d:%d dropped", session_id, namespace, start, end)
+                    return False
+                session = found[0]
+                expect = {session_id: session.updated_at}  # an append by another writer meanwhile: fold again
+                if retry:
+                    failed = [w for w in session.failed_windows if tuple(w) != (start, end)]
+                else:
+                    failed = list(session.failed_windows)
+                update: dict[str, Any] = {"extracted_upto": max(session.extracted_upto, end), "failed_windows": failed}
+                nodes, vectors, edges = [], [], []
+                if error:
+                    update["failed_windows"] = [*failed, (start, end)]
+                    update["last_error"] = error[:500]
+                elif extraction is None:
+                    update["windows_skipped"] = session.windows_skipped + 1
+                else:
+                    folded = self.folder.fold(namespace, session, msgs, extraction)
+                    nodes, vectors, edges = folded.nodes, folded.vectors, folded.edges
+                    update["windows_done"] = session.windows_done + 1
+                    update["summary"] = folded.summary
+                    update["summary_updated_at"] = utcnow()
+                    entry.update(folded.report)
+                session = Session.model_validate({**session.model_dump(), **update, "updated_at": utcnow()})
+                dim = self.parts.embedder.dim
+                mat = np.vstack([np.full(dim, np.nan, np.float32) if v is None else v for v in [None, *vectors]])
+                store.put(namespace, [session, *nodes], mat, edges, expect=expect)
+                return True
+
+        if not retried(write):
+            return entry
+        if error:
+            self.counters.failed += 1
+            entry["error"] = error
+        elif extraction is None:
+            self.counters.skipped += 1
+        else:
+            self.counters.windows += 1
         self.counters.messages += len(msgs)
         self.counters.seconds += time.perf_counter() - t0
         entry["seconds"] = round(time.perf_counter() - t0, 2)

@@ -7,14 +7,17 @@ from __future__ import annotations
 
 import functools
 import inspect
+import random
+import time
 from typing import Any, Callable, TypeVar
 
 from pydantic import ValidationError as PydanticValidationError
 
-from ..errors import GraphMemError, ValidationError
+from ..errors import ConflictError, GraphMemError, ValidationError
 from ..lifecycle import describe
 
 C = TypeVar("C", bound=type)
+T = TypeVar("T")
 
 
 def whole(name: str, value: Any, low: int, high: int) -> int:
@@ -49,3 +52,16 @@ def guarded(cls: C) -> C:
         if not name.startswith("_") and inspect.isfunction(attr):
             setattr(cls, name, _edge(attr))
     return cls
+
+
+def retried(write: Callable[[], T], attempts: int = 50) -> T:
+    """A read-modify-write run again while another writer (a process, a thread with its own
+    ``Memory``) changed what it read first (``ConflictError``), with a short random back-off."""
+    for attempt in range(attempts):
+        try:
+            return write()
+        except ConflictError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
+    raise AssertionError("unreachable")

@@ -20,8 +20,8 @@ from ..embed import Embedder, embedder_for, make_embedder
 from ..errors import ConfigurationError, NamespaceNotFoundError, NotFoundError, ValidationError
 from ..extract.extractors import Extractor
 from ..lifecycle import (
-    GraphBuilder, LogLinker, Maintainer, Parts, Reembedder, append_turns, check, checked_namespace, describe, drop_unwritten,
-    explain, export, import_, named_by, resolve_policy, unlinked, written_by,
+    GraphBuilder, LogLinker, Maintainer, Parts, Reembedder, append_turns, check, checked_namespace, drop_unwritten,
+    explain, export, import_, message_inputs, named_by, resolve_policy, unlinked, written_by,
 )
 from ..models import (
     LAYERS, NODE_TYPES, Context, EdgeType, Episode, Explanation, History, Layer, MaintenanceRun, MemoryIn, MemoryPatch,
@@ -34,7 +34,7 @@ from ..settings import LifecycleSettings, RecallFilter, RecallOptions, Settings
 from ..store import Store, open_store
 from ..text import ApproxTokenCounter, EntityTagger, TokenCounter
 from .enrich import Enricher
-from .guard import guarded, whole
+from .guard import guarded, retried, whole
 from .extraction import ExtractionWorker
 
 log = logging.getLogger(__name__)
@@ -194,44 +194,40 @@ class Memory:
         ``wait=False`` is for bulk ingestion: messages are durable and keyword-searchable
         on return, and a background thread embeds and tags them (``flush()`` waits)."""
         namespace = checked_namespace(namespace)
-        try:
-            session_id = SESSION_ID.validate_python(session_id)
-        except PydanticValidationError as exc:
-            raise ValidationError(describe(exc, "session_id")) from exc
-        if isinstance(messages, (str, dict, MessageIn)):
-            messages = [messages]
-        if not messages:
-            raise ValidationError("no messages given")
-        if len(messages) > self.settings.max_batch:
-            raise ValidationError(f"{len(messages)} messages in one call; the limit is {self.settings.max_batch}")
-        inputs = [
-            check(MessageIn, {"content": m} if isinstance(m, str) else m, f"message {i}")
-            if not isinstance(m, MessageIn) else m
-            for i, m in enumerate(messages)
-        ]
-        with self._parts.write_lock, self._op("add_messages", namespace, count=len(inputs)):
-            now = utcnow()
-            session = next(iter(self.store.get(namespace, [session_id])), None)
-            if session is not None and not isinstance(session, Session):
-                raise ValidationError(f"id {session_id!r} is taken by a {session.kind} in this namespace")
-            session = session or check(Session, {"id": session_id, "namespace": namespace, "created_at": now},
-                                       "session_id")
-            given = [m.id for m in inputs if m.id]
-            if given:  # re-sending a message with a known id is a no-op, not a duplicate
-                seen = {n.id for n in self.store.get(namespace, given)}
-                inputs = [m for m in inputs if m.id not in seen]
-                if not inputs:
-                    return []
-            texts = [m.content for m in inputs]
-            records, edges = append_turns(session, inputs, now)
-            if wait:  # speakers and mentions now; with wait=False the enrichment thread links them
-                linked = self._linker.link(namespace, records, self.tagger.tag_many(texts), now)
-                records = linked.messages
-                nodes, vectors = linked.rows(self.embedder.embed(texts))
+        session_id = check(SESSION_ID, session_id, "session_id")
+        inputs = message_inputs(messages, self.settings.max_batch)
+        texts = [m.content for m in inputs]
+        if wait:  # embedded and tagged before the write lock: readers go on, a retried write does not redo it
+            vectors, tags = self.embedder.embed(texts), self.tagger.tag_many(texts)
+
+        def write() -> tuple[Session, list[Message]]:
+            with self._parts.write_lock, self._op("add_messages", namespace, count=len(inputs)):
+                now = utcnow()
+                stored = next(iter(self.store.get(namespace, [session_id])), None)
+                if stored is not None and not isinstance(stored, Session):
+                    raise ValidationError(f"id {session_id!r} is taken by a {stored.kind} in this namespace")
+                expect = {session_id: stored.updated_at if stored else None}  # no other writer appended meanwhile
+                session = stored or check(Session, {"id": session_id, "namespace": namespace, "created_at": now},
+                                          "session_id")
+                seen = {n.id for n in self.store.get(namespace, [m.id for m in inputs if m.id])}
+                todo = [i for i, m in enumerate(inputs) if m.id not in seen]  # a known id again is a no-op
+                if not todo:
+                    return session, []
+                records, edges = append_turns(session, [inputs[i] for i in todo], now)
+                if not wait:
+                    self.store.put(namespace, [session, *records], edges=edges, expect=expect)
+                    return session, records
+                # speakers and mentions now; with wait=False the enrichment thread links them
+                linked = self._linker.link(namespace, records, [tags[i] for i in todo], now)
+                nodes, rows = linked.rows(vectors[todo])
                 nan_row = np.full((1, self.embedder.dim), np.nan, dtype=np.float32)  # the session has none
-                self.store.put(namespace, [session, *nodes], np.vstack([nan_row, vectors]), [*edges, *linked.edges])
-            else:  # under the lock too: the next append must read this session's count
-                self.store.put(namespace, [session, *records], edges=edges)
+                self.store.put(namespace, [session, *nodes], np.vstack([nan_row, rows]), [*edges, *linked.edges],
+                               expect=expect)
+                return session, linked.messages
+
+        session, records = retried(write)
+        if not records:
+            return []
         if not wait:
             self._enricher.kick()
         if session.message_count - session.extracted_upto >= self.settings.extract_every:
@@ -268,15 +264,18 @@ class Memory:
         changes = patch.model_dump(exclude_unset=True)
         if not changes:
             raise ValidationError("update needs at least one field to change")
+        return retried(lambda: self._update(namespace, memory_id, changes, reason))
+
+    def _update(self, namespace: str, memory_id: str, changes: dict[str, Any], reason: str) -> MemoryRecord:
         with self._parts.write_lock, self._op("update", namespace, id=memory_id):
-            old = self._get_memory(namespace, memory_id)  # re-read under the lock
-            now = utcnow()
+            old = self._get_memory(namespace, memory_id)  # re-read under the lock; written only if still so
+            now, expect = utcnow(), {memory_id: old.updated_at}
             corrects = any(k in changes and changes[k] != getattr(old, k) for k in ("text", "subject", "predicate", "object"))
             if not corrects:
                 if "source_message_ids" in changes:
                     raise ValidationError("source_message_ids is only taken with a correction (a new text or triple)")
                 updated = self._builder.patched(old, changes, now)
-                self.store.put(namespace, [updated])
+                self.store.put(namespace, [updated], expect=expect)
                 return updated
             if old.status is not Status.active:
                 raise ValidationError(f"memory {memory_id} is {old.status.value}; correct its newest version instead")
@@ -291,7 +290,8 @@ class Memory:
             retired, ended = self._builder.retire(namespace, old, new, reason, now)
             marked = self._builder.mark_derived(namespace, old, new, now)
             nan_rows = np.full((1 + len(marked), self.embedder.dim), np.nan, dtype=np.float32)
-            self.store.put(namespace, [*nodes, retired, *marked], np.vstack([vectors, nan_rows]), [*edges, *ended])
+            self.store.put(namespace, [*nodes, retired, *marked], np.vstack([vectors, nan_rows]), [*edges, *ended],
+                           expect=expect)
             return new
 
     def add_episode(
@@ -360,7 +360,7 @@ class Memory:
     def set_soul(self, text: str | None, *, namespace: str = "default") -> None:
         """The identity block (persona, rules) that heads every context of the namespace."""
         namespace = checked_namespace(namespace)
-        text = _LONG_TEXT.validate_python(text or "")
+        text = check(_LONG_TEXT, text or "", "soul")
         self.store.set_meta(namespace, "soul", text or None)
 
     def set_summary(self, session_id: str, summary: str, *, namespace: str = "default") -> Session:

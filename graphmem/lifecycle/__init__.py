@@ -6,7 +6,7 @@ export and import). Workers get the ``Parts`` they need, never the ``Memory`` fa
 from .builders import EntityResolver, GraphBuilder
 from .explain import explain
 from .fold import Folded, WindowFolder
-from .log_graph import LogLinker, append_turns
+from .log_graph import LogLinker, append_turns, message_inputs
 from .maintain import Maintainer, resolve_policy
 from .parts import Parts, check, describe
 from .reembed import Reembedder
@@ -15,6 +15,6 @@ from .transfer import EXPORT_FORMAT, checked_namespace, export, import_
 
 __all__ = [
     "EXPORT_FORMAT", "EntityResolver", "Folded", "GraphBuilder", "LogLinker", "Maintainer", "Parts", "Reembedder", "WindowFolder",
-    "append_turns", "check", "checked_namespace", "describe", "drop_unwritten", "explain", "export", "import_", "named_by",
+    "append_turns", "check", "checked_namespace", "describe", "drop_unwritten", "explain", "export", "import_", "message_inputs", "named_by",
     "resolve_policy", "unlinked", "written_by",
 ]

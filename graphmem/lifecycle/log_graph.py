@@ -15,10 +15,23 @@ from datetime import datetime
 
 import numpy as np
 
+from ..errors import ValidationError
 from ..models import Edge, EdgeType, Entity, EntityIn, Message, MessageIn, Session
 from ..text import TaggedEntity, keywords, name_grams, normalise_name
 from .builders import EntityResolver
 from .parts import Parts, check
+
+
+def message_inputs(messages: Sequence[MessageIn | dict | str] | MessageIn | dict | str, limit: int) -> list[MessageIn]:
+    """What a caller passed as turns (one or many; text, dicts or ``MessageIn``), validated."""
+    if isinstance(messages, (str, dict, MessageIn)):
+        messages = [messages]
+    if not messages:
+        raise ValidationError("no messages given")
+    if len(messages) > limit:
+        raise ValidationError(f"{len(messages)} messages in one call; the limit is {limit}")
+    return [m if isinstance(m, MessageIn) else check(MessageIn, {"content": m} if isinstance(m, str) else m,
+                                                     f"message {i}") for i, m in enumerate(messages)]
 
 
 def append_turns(session: Session, inputs: Sequence[MessageIn], now: datetime) -> tuple[list[Message], list[Edge]]:

@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
 from ..embed import Embedder
@@ -29,10 +29,10 @@ class Parts:
     write_lock: threading.RLock = field(default_factory=threading.RLock)
 
 
-def check(model: type[M], data: Any, what: str) -> M:
+def check(model: type[M] | TypeAdapter, data: Any, what: str) -> M:
     """Validate at the edge: pydantic errors become graphmem ValidationErrors naming the field."""
     try:
-        return model.model_validate(data)
+        return model.validate_python(data) if isinstance(model, TypeAdapter) else model.model_validate(data)
     except PydanticValidationError as exc:
         raise ValidationError(describe(exc, what)) from exc
 

@@ -10,7 +10,7 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -219,11 +219,15 @@ class Store(Protocol):
 
     # nodes ------------------------------------------------------------------------------
     def put(
-        self, namespace: str, nodes: Sequence[Node], vectors: np.ndarray | None = None, edges: Sequence[Edge] = ()
+        self, namespace: str, nodes: Sequence[Node], vectors: np.ndarray | None = None, edges: Sequence[Edge] = (),
+        *, expect: Mapping[str, datetime | None] | None = None,
     ) -> None:
         """Insert or replace ``nodes`` and ``edges`` (all of ``namespace``) in one transaction.
         ``vectors``, when given, has one row per node; a row of NaN means "no vector". Edge
-        endpoints must exist in the store or in this batch."""
+        endpoints must exist in the store or in this batch. ``expect`` makes the write
+        conditional: each id must still have that ``updated_at`` (None: must not exist), checked
+        in the same transaction with the records locked, or ``ConflictError`` and nothing written
+        (a read-modify-write that another process may race)."""
 
     def get(self, namespace: str, ids: Sequence[str]) -> list[Node]:
         """The nodes found, in the order asked; unknown ids are left out."""

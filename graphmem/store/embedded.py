@@ -17,7 +17,7 @@ import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -26,7 +26,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from ..errors import ConfigurationError, StoreError, ValidationError
+from ..errors import ConfigurationError, ConflictError, StoreError, ValidationError
 from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..text import index_terms, normalise_name, query_terms
 from .base import AccessBuffer, Accesses, StoreCapabilities, check_batch, hydrate, node_text, prepare_vectors, scope_token, unit_query
@@ -262,7 +262,8 @@ class EmbeddedStore(GraphMixin, ReembedMixin):
 
     # nodes ------------------------------------------------------------------------------
     def put(
-        self, namespace: str, nodes: Sequence[Node], vectors: np.ndarray | None = None, edges: Sequence[Edge] = ()
+        self, namespace: str, nodes: Sequence[Node], vectors: np.ndarray | None = None, edges: Sequence[Edge] = (),
+        *, expect: Mapping[str, datetime | None] | None = None,
     ) -> None:
         if not nodes and not edges:
             return
@@ -270,7 +271,12 @@ class EmbeddedStore(GraphMixin, ReembedMixin):
         vectors, has_vec = prepare_vectors(nodes, vectors, self._dim())
         with self._lock, self._guard():
             self._sync()
-            with self._tx() as cur:
+            with self._tx() as cur:  # BEGIN IMMEDIATE: no other writer until it commits
+                for node_id, at in (expect or {}).items():
+                    row = cur.execute("SELECT updated_at FROM nodes WHERE namespace = ? AND id = ?",
+                                      (namespace, node_id)).fetchone()
+                    if (row[0] if row else None) != _ts(at):
+                        raise ConflictError(f"{node_id!r} was changed by another writer meanwhile")
                 self._ensure_namespace(cur, namespace)
                 for i, node in enumerate(nodes):
                     self._put_one(cur, namespace, node, vectors[i] if has_vec[i] else None)

@@ -21,14 +21,14 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 import numpy as np
 
-from ..errors import ConfigurationError, StoreError, ValidationError
+from ..errors import ConfigurationError, ConflictError, StoreError, ValidationError
 from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..text import MAX_QUERY_TERMS, normalise_name, query_terms
 from .base import (
@@ -285,7 +285,8 @@ class Neo4jStore(ReembedMixin):
 
     # nodes ---------------------------------------------------------------------------------
     def put(
-        self, namespace: str, nodes: Sequence[Node], vectors: np.ndarray | None = None, edges: Sequence[Edge] = ()
+        self, namespace: str, nodes: Sequence[Node], vectors: np.ndarray | None = None, edges: Sequence[Edge] = (),
+        *, expect: Mapping[str, datetime | None] | None = None,
     ) -> None:
         if not nodes and not edges:
             return
@@ -305,6 +306,13 @@ class Neo4jStore(ReembedMixin):
         in_batch = {node.id for node in nodes}
 
         def work(tx: Any) -> None:
+            if expect:  # locked first, read after: a read in the locking statement may predate the lock
+                self._tx(tx, "nodes_lock", namespace=namespace, ids=list(expect))
+                now = {r["id"]: _to_native(r["at"]) for r in self._tx(tx, "nodes_updated_at", namespace=namespace,
+                                                                       ids=list(expect))}
+                changed = [i for i, at in expect.items() if now.get(i) != at]
+                if changed:
+                    raise ConflictError(f"{changed[0]!r} was changed by another writer meanwhile")
             self._tx(tx, "namespace_ensure", namespace=namespace, now=datetime.now(timezone.utc))
             for kind, rows in by_kind.items():
                 clash = self._tx(tx, "nodes_kind_conflicts", namespace=namespace, ids=[r["id"] for r in rows], kind=kind)
