@@ -47,3 +47,23 @@ def test_turns_left_unembedded_by_a_stopped_process_are_embedded_on_open(backend
         assert again.recall("Lisbon", k=1, layers=["message"])[0].breakdown.semantic > 0
     finally:
         again.close()
+
+
+def test_a_turn_forgotten_while_being_embedded_is_not_written_back(backend, tmp_path, monkeypatch):
+    writer = make_memory(backend, tmp_path, settings=Settings(enrichment="manual"))
+    other = Memory(tmp_path / "graphmem.db") if backend == "embedded" else Memory(store=neo4j_store())
+    try:
+        msg = writer.add_messages("s", ["My locker code is 4471."], wait=False)[0]
+        link = writer._enricher.linker.link
+
+        def forgotten_meanwhile(*args, **kwargs):  # another process forgets it between re-read and write
+            if other.store.get("default", [msg.id]):
+                other.forget(msg.id)
+            return link(*args, **kwargs)
+
+        monkeypatch.setattr(writer._enricher.linker, "link", forgotten_meanwhile)
+        writer.flush()
+        assert writer.store.get("default", [msg.id]) == [] and writer.pending() == 0
+    finally:
+        other.close()
+        writer.close()
