@@ -76,6 +76,7 @@ class EmbeddedStore(GraphMixin, ReembedMixin):
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute("PRAGMA busy_timeout=30000")
                 conn.execute("PRAGMA foreign_keys=ON")
+                conn.execute("PRAGMA secure_delete=ON")  # a deleted record's bytes are zeroed, not left in free pages
                 # WAL checkpoints run in a background thread on their own connection, so a
                 # commit on the request path never pays for copying pages back (see _checkpointer)
                 conn.execute("PRAGMA wal_autocheckpoint=0")
@@ -239,7 +240,16 @@ class EmbeddedStore(GraphMixin, ReembedMixin):
             for key in [k for k in self._vindex if k[0] == namespace]:
                 del self._vindex[key]
             self._graphs.pop(namespace, None)
+            self._scrub()
             return len(rowids)
+
+    def _scrub(self) -> None:
+        """Deleted text gone from the file as well: the full-text index merged without the
+        deleted rows (their terms stay in old segments until a merge), freed pages zeroed
+        (secure_delete), the WAL copied back and truncated (it holds the pages as written)."""
+        with self._tx() as cur:
+            cur.execute("INSERT INTO fts(fts) VALUES ('optimize')")
+        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def get_meta(self, namespace: str, key: str) -> str | None:
         with self._lock, self._guard():
@@ -463,6 +473,8 @@ class EmbeddedStore(GraphMixin, ReembedMixin):
                 index = self._vindex.get((namespace, kind))
                 if index is not None:
                     index.remove(node_id)
+            if found:
+                self._scrub()
             return len(found)
 
     @staticmethod

@@ -49,3 +49,18 @@ def test_forgetting_takes_the_entities_only_it_named_and_keeps_shared_ones(gmem)
     gmem.export(buf, vectors=False)
     assert "4471" not in buf.getvalue() and "Zed" not in buf.getvalue()
     assert not gmem.store.find_entities("default", ["4471", "zed"])
+
+
+def test_forgotten_text_is_gone_from_the_embedded_file(tmp_path):
+    from graphmem import Memory
+
+    path = tmp_path / "graphmem.db"
+    with Memory(path) as m:
+        m.add_messages("s", ["Nothing secret here, just chatting about the weather."] * 20)
+        said = m.add_messages("s", ["My recovery phrase is zebrafish quokka 99887766."])
+        mem = m.remember("The user's recovery phrase is zebrafish quokka 99887766", source_message_ids=[said[0].id])
+        m.forget([mem.id, said[0].id])
+        files = [p for p in tmp_path.iterdir() if p.name.startswith("graphmem.db")]
+        for secret in (b"zebrafish", b"quokka", b"99887766"):
+            assert not [p.name for p in files if secret in p.read_bytes()], secret
+        assert m.recall("weather", k=1)  # the rest is intact
