@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -22,6 +23,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from ..errors import StoreError, ValidationError
 from ..models import NODE_TYPES, Edge, EdgeType, Entity, Node, NodeKind, Status
+from ..text import index_terms
 
 Direction = Literal["out", "in", "both"]
 VECTOR_KINDS = ("memory", "message", "episode", "procedure", "entity")  # kinds whose nodes carry embeddings
@@ -96,6 +98,16 @@ def scope_token(namespace: str, kind: str, status: str | None) -> str:
     tenant filter runs inside the full-text index and its top-k is the tenant's own."""
     key = f"{namespace}\x00{kind}\x00{status or 'active'}"
     return "z" + hashlib.blake2b(key.encode(), digest_size=10).hexdigest()
+
+
+_SCOPE_SHAPED = re.compile(r"z[0-9a-f]{20}")
+
+
+def body_terms(text: str) -> str:
+    """The indexed terms of a text beside a scope token (one index field, as on Neo4j): a term
+    shaped like a scope token is left out, so no text can pose as another tenant's scope and
+    crowd its top-k."""
+    return " ".join(t for t in index_terms(text).split() if not _SCOPE_SHAPED.fullmatch(t))
 
 
 def check_batch(namespace: str, nodes: Sequence[Node], edges: Sequence[Edge]) -> None:

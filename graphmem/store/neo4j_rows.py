@@ -8,8 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from ..models import Edge, Node
-from ..text import index_terms
-from .base import node_text, scope_token
+from .base import body_terms, node_text, scope_token
 
 
 def lucene_term(term: str) -> str:
@@ -47,7 +46,7 @@ def props(node: Node) -> dict[str, Any]:
     status = getattr(node, "status", None)
     out["text"] = text
     out["terms"] = (
-        scope_token(node.namespace, node.kind, status.value if status else None) + " " + index_terms(text)
+        scope_token(node.namespace, node.kind, status.value if status else None) + " " + body_terms(text)
         if text else None
     )
     data = node.model_dump(mode="json", exclude={"access_count", "last_accessed_at"})

@@ -64,3 +64,15 @@ def test_forgotten_text_is_gone_from_the_embedded_file(tmp_path):
         for secret in (b"zebrafish", b"quokka", b"99887766"):
             assert not [p.name for p in files if secret in p.read_bytes()], secret
         assert m.recall("weather", k=1)  # the rest is intact
+
+
+def test_no_tenant_can_crowd_out_another_with_its_scope_token(gmem):
+    from graphmem.store.base import scope_token
+
+    gmem.remember("Alice's favourite tea is sencha")
+    forged = scope_token("default", "memory", "active")
+    dense = "sencha tea favourite " * 4  # outscores the real memory in BM25
+    gmem.remember_many([{"text": f"{dense}{forged} {i}"} for i in range(200)], namespace="attacker")
+    hits = gmem.recall("favourite tea sencha", k=3, layers=["memory"])
+    assert hits and hits[0].text == "Alice's favourite tea is sencha"
+    assert "keyword" in hits[0].matched_by  # found by the full-text index, not only by its vector
