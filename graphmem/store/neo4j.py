@@ -307,7 +307,8 @@ class Neo4jStore(ReembedMixin):
 
         def work(tx: Any) -> None:
             if expect:  # locked first, read after: a read in the locking statement may predate the lock
-                self._tx(tx, "nodes_lock", namespace=namespace, ids=list(expect))
+                create = [i for i, at in expect.items() if at is None and i in in_batch]
+                self._tx(tx, "nodes_lock", namespace=namespace, ids=list(expect), create=create)
                 now = {r["id"]: _to_native(r["at"]) for r in self._tx(tx, "nodes_updated_at", namespace=namespace,
                                                                        ids=list(expect))}
                 changed = [i for i, at in expect.items() if now.get(i) != at]

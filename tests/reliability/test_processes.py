@@ -59,12 +59,15 @@ def shared(backend, tmp_path):
     mem.close()
 
 
-def test_processes_appending_to_one_session_keep_one_order(shared):
+@pytest.mark.parametrize("new_session", [False, True])  # the first append of a session races too
+def test_processes_appending_to_one_session_keep_one_order(shared, new_session):
     backend, path, mem = shared
-    mem.add_messages("shared", ["the first turn"])
+    mem.add_messages("other", ["the namespace exists"])
+    if not new_session:
+        mem.add_messages("shared", ["the first turn"])
     _run([(_append, backend, path, w) for w in range(WRITERS)])
     msgs = mem.list("message", session_id="shared", limit=1000)
-    total = 1 + 2 * WRITERS * APPENDS
+    total = (0 if new_session else 1) + 2 * WRITERS * APPENDS
     assert sorted(m.seq for m in msgs) == list(range(total))
     assert mem.get("shared").message_count == total
 
