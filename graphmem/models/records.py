@@ -11,7 +11,9 @@ from datetime import datetime, timezone
 from enum import Enum
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, field_validator
+from pydantic import (
+    AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationInfo, field_validator,
+)
 
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@\-]{0,127}$"
 MAX_TEXT_CHARS = 20_000  # a text, a summary, a soul, an entity description
@@ -48,7 +50,15 @@ def _unicode(value: str) -> str:
     return value
 
 
-def _long_text(value: str) -> str:
+def _stored(info: ValidationInfo) -> bool:
+    """Validating a record read back from a store (``hydrate``): limits added later must not
+    make data written before them unreadable, so only inputs are held to them."""
+    return bool(info.context and info.context.get("stored"))
+
+
+def _long_text(value: str, info: ValidationInfo | None = None) -> str:
+    if info is not None and _stored(info):
+        return value
     value = _unicode(_CONTROL.sub("", value).strip())
     if len(value) > MAX_TEXT_CHARS:
         raise ValueError(f"text has {len(value)} characters; the limit is {MAX_TEXT_CHARS}")
@@ -62,9 +72,11 @@ def _clean_text(value: str) -> str:
     return value
 
 
-def _json_metadata(value: dict[str, Any]) -> dict[str, Any]:
+def _json_metadata(value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
     """Metadata is JSON: string keys; strings, finite numbers, booleans, null, lists and objects
     nested at most MAX_METADATA_DEPTH deep; at most MAX_METADATA_CHARS as JSON."""
+    if _stored(info):
+        return value
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()

@@ -149,7 +149,7 @@ def hydrate(kind: str, data: str, node_id: str, access_count: int | None, last_a
         payload["access_count"] = (access_count or 0) + (pending[0] if pending else 0)
         payload["last_accessed_at"] = pending[1] if pending else last_accessed_at
     try:
-        return NODE_TYPES[kind].model_validate(payload)
+        return NODE_TYPES[kind].model_validate(payload, context={"stored": True})
     except PydanticValidationError as exc:
         raise StoreError(f"stored record {node_id} does not validate: {exc}") from exc
 

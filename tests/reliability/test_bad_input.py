@@ -140,3 +140,17 @@ def test_long_unfamiliar_chinese_runs_are_tagged_in_bounded_time():
     tagger.tag_many([run])
     assert time.perf_counter() - t0 < 30  # was 499 s: jieba's HMM over the whole run; now a budget, then its dictionary
     assert [e.name for e in tagger.tag("下周三我要去北京出差。我叫王芳。")] == ["北京", "王芳"]
+
+
+def test_records_stored_before_the_limits_stay_readable():
+    import json
+
+    from graphmem.models import MemoryRecord
+    from graphmem.store.base import hydrate
+
+    old = MemoryRecord(namespace="n", text="written by an earlier version").model_dump(mode="json")
+    old["metadata"] = {"score": float("nan"), "notes": "x" * 30_000}  # refused as input now
+    record = hydrate("memory", json.dumps(old), old["id"], 0, None, None)
+    assert record.metadata["notes"] == "x" * 30_000
+    with pytest.raises(ValueError):
+        MemoryRecord(namespace="n", text="new", metadata=old["metadata"])
