@@ -114,6 +114,14 @@ def store(backend, tmp_path):
 
 
 @pytest.fixture
+def gmem(backend, tmp_path):
+    """A Memory on a fresh store of each backend."""
+    m = make_memory(backend, tmp_path)
+    yield m
+    m.close()
+
+
+@pytest.fixture
 def mem(tmp_path):
     m = Memory(tmp_path / "graphmem.db")
     yield m

@@ -17,16 +17,8 @@ from graphmem import (
 )
 from graphmem.models import EdgeType, utcnow
 
-from .conftest import make_memory
 
 DAY = timedelta(days=1)
-
-
-@pytest.fixture
-def lmem(backend, tmp_path):
-    m = make_memory(backend, tmp_path)
-    yield m
-    m.close()
 
 
 def ids(items) -> list[str]:
@@ -37,139 +29,139 @@ def status(mem, memory_id: str) -> Status:
     return mem.get(memory_id).status
 
 
-def test_expiry_demotes_then_purges_and_pinned_never_goes(lmem):
+def test_expiry_demotes_then_purges_and_pinned_never_goes(gmem):
     now = utcnow()
-    stale = lmem.remember("The user once mentioned a parking spot on level B2", importance=0.05)
-    pinned = lmem.remember("The user's emergency contact is Dana, 555-0100", importance=0.05, pinned=True)
-    keep = lmem.remember("The user is allergic to peanuts", importance=0.9)
-    inferred = lmem.remember("The user may like jazz", importance=0.05, source="inferred")
+    stale = gmem.remember("The user once mentioned a parking spot on level B2", importance=0.05)
+    pinned = gmem.remember("The user's emergency contact is Dana, 555-0100", importance=0.05, pinned=True)
+    keep = gmem.remember("The user is allergic to peanuts", importance=0.9)
+    inferred = gmem.remember("The user may like jazz", importance=0.05, source="inferred")
 
-    (early,) = lmem.maintain("default", now=now + 119 * DAY)  # unused for 119 days: not yet
-    assert early.expired == 0 and status(lmem, stale.id) is Status.active
+    (early,) = gmem.maintain("default", now=now + 119 * DAY)  # unused for 119 days: not yet
+    assert early.expired == 0 and status(gmem, stale.id) is Status.active
 
-    (run,) = lmem.maintain("default", now=now + 121 * DAY)
+    (run,) = gmem.maintain("default", now=now + 121 * DAY)
     assert {a.id for a in run.actions if a.action == "expire"} == {stale.id, inferred.id}
-    archived = lmem.get(stale.id)
+    archived = gmem.get(stale.id)
     assert archived.status is Status.archived and archived.archived_at == now + 121 * DAY
     assert archived.status_reason.startswith("expired: importance 0.05 < 0.1 and unused for 121 days")
-    assert status(lmem, pinned.id) is Status.active and status(lmem, keep.id) is Status.active
-    assert stale.id not in ids(lmem.recall("parking spot level B2", k=10, record_access=False))
-    assert stale.id in ids(lmem.recall("parking spot level B2", k=10, filter=RecallFilter.AUDIT))
+    assert status(gmem, pinned.id) is Status.active and status(gmem, keep.id) is Status.active
+    assert stale.id not in ids(gmem.recall("parking spot level B2", k=10, record_access=False))
+    assert stale.id in ids(gmem.recall("parking spot level B2", k=10, filter=RecallFilter.AUDIT))
     exported = io.StringIO()
-    lmem.export(exported)
+    gmem.export(exported)
     assert stale.id in exported.getvalue()  # archived: still in export and history
 
-    (not_yet,) = lmem.maintain("default", now=now + (121 + 29) * DAY)
-    assert not_yet.purged == 0 and status(lmem, stale.id) is Status.archived
-    (purge,) = lmem.maintain("default", now=now + (121 + 30) * DAY)
+    (not_yet,) = gmem.maintain("default", now=now + (121 + 29) * DAY)
+    assert not_yet.purged == 0 and status(gmem, stale.id) is Status.archived
+    (purge,) = gmem.maintain("default", now=now + (121 + 30) * DAY)
     assert {a.id for a in purge.actions if a.action == "purge"} == {stale.id, inferred.id}
     with pytest.raises(NotFoundError):
-        lmem.get(stale.id)
-    (later,) = lmem.maintain("default", now=now + 1000 * DAY)
-    assert status(lmem, pinned.id) is Status.active and later.expired == 0
+        gmem.get(stale.id)
+    (later,) = gmem.maintain("default", now=now + 1000 * DAY)
+    assert status(gmem, pinned.id) is Status.active and later.expired == 0
 
 
-def test_a_user_stated_memory_passes_through_archive_before_purge(lmem):
+def test_a_user_stated_memory_passes_through_archive_before_purge(gmem):
     now = utcnow()
-    m = lmem.remember("The user said the garage code is 4411", importance=0.05, source="user_stated")
-    (run,) = lmem.maintain("default", now=now + 3000 * DAY)  # long overdue: still only archived
-    assert run.purged == 0 and status(lmem, m.id) is Status.archived
-    (run,) = lmem.maintain("default", now=now + 3030 * DAY)
+    m = gmem.remember("The user said the garage code is 4411", importance=0.05, source="user_stated")
+    (run,) = gmem.maintain("default", now=now + 3000 * DAY)  # long overdue: still only archived
+    assert run.purged == 0 and status(gmem, m.id) is Status.archived
+    (run,) = gmem.maintain("default", now=now + 3030 * DAY)
     assert run.purged == 1
 
 
-def test_cap_archives_the_lowest_retention_first_never_pinned(lmem):
-    low = lmem.remember("The user glanced at a blue mug", importance=0.1, confidence=0.5)
-    pinned = lmem.remember("The user's passport expires in 2031", importance=0.1, confidence=0.5, pinned=True)
-    mid = lmem.remember("The user plays chess on Sundays", importance=0.5)
-    high = lmem.remember("The user is a nurse at St. Mary's", importance=0.9)
-    (run,) = lmem.maintain("default", policy={"max_active_memories": 2})
+def test_cap_archives_the_lowest_retention_first_never_pinned(gmem):
+    low = gmem.remember("The user glanced at a blue mug", importance=0.1, confidence=0.5)
+    pinned = gmem.remember("The user's passport expires in 2031", importance=0.1, confidence=0.5, pinned=True)
+    mid = gmem.remember("The user plays chess on Sundays", importance=0.5)
+    high = gmem.remember("The user is a nurse at St. Mary's", importance=0.9)
+    (run,) = gmem.maintain("default", policy={"max_active_memories": 2})
     assert run.capped == 2 and [a.id for a in run.actions if a.action == "cap"] == [low.id, mid.id]
-    assert {status(lmem, m.id) for m in (pinned, high)} == {Status.active}
-    assert lmem.get(mid.id).status_reason.startswith("cap: 4 active memories > 2")
+    assert {status(gmem, m.id) for m in (pinned, high)} == {Status.active}
+    assert gmem.get(mid.id).status_reason.startswith("cap: 4 active memories > 2")
     assert run.active_before == 4 and run.active_after == 2
 
 
-def test_merge_keeps_confidence_provenance_and_uses_in_the_newest(lmem):
-    msgs = lmem.add_messages("s1", ["I work at Globex", "Still at Globex, as a designer"])
-    old = lmem.remember("Ann works at Globex", subject="Ann", predicate="works_at", object="Globex",
+def test_merge_keeps_confidence_provenance_and_uses_in_the_newest(gmem):
+    msgs = gmem.add_messages("s1", ["I work at Globex", "Still at Globex, as a designer"])
+    old = gmem.remember("Ann works at Globex", subject="Ann", predicate="works_at", object="Globex",
                         source="inferred", importance=0.4, source_message_ids=[msgs[0].id])
-    new = lmem.remember("Ann is employed by Globex", subject="Ann", predicate="works at", object="globex",
+    new = gmem.remember("Ann is employed by Globex", subject="Ann", predicate="works at", object="globex",
                         source="observed", importance=0.7, source_message_ids=[msgs[1].id])
-    other = lmem.remember("Ann works at Initech on weekends", subject="Ann", predicate="works_at", object="Initech")
+    other = gmem.remember("Ann works at Initech on weekends", subject="Ann", predicate="works_at", object="Initech")
     at = utcnow()
-    lmem.store.record_access("default", [old.id, old.id, new.id], at)
-    (run,) = lmem.maintain("default")
+    gmem.store.record_access("default", [old.id, old.id, new.id], at)
+    (run,) = gmem.maintain("default")
     assert run.merged == 1 and run.actions[0].id == old.id and run.actions[0].target == new.id
-    kept, gone = lmem.get(new.id), lmem.get(old.id)
+    kept, gone = gmem.get(new.id), gmem.get(old.id)
     assert kept.status is Status.active and kept.confidence == 0.7 and kept.importance == 0.7
     assert kept.access_count == 3 and set(kept.source_message_ids) == {msgs[0].id, msgs[1].id}
     assert gone.status is Status.merged and gone.status_reason == f"merged into {new.id}: same fact"
-    assert lmem.get(other.id).status is Status.active  # another value of works_at is no duplicate
-    merged_into = lmem.store.edges("default", [old.id], types=[EdgeType.MERGED_INTO])
+    assert gmem.get(other.id).status is Status.active  # another value of works_at is no duplicate
+    merged_into = gmem.store.edges("default", [old.id], types=[EdgeType.MERGED_INTO])
     assert [e.target for e in merged_into] == [new.id]
-    derived = {e.target for e in lmem.store.edges("default", [new.id], types=[EdgeType.DERIVED_FROM])}
+    derived = {e.target for e in gmem.store.edges("default", [new.id], types=[EdgeType.DERIVED_FROM])}
     assert derived == {msgs[0].id, msgs[1].id}
-    assert old.id not in ids(lmem.recall("where does Ann work?", k=10, filter=RecallFilter.AUDIT))
-    assert "merged into" in lmem.explain(old.id).rule
+    assert old.id not in ids(gmem.recall("where does Ann work?", k=10, filter=RecallFilter.AUDIT))
+    assert "merged into" in gmem.explain(old.id).rule
 
 
-def test_keyword_and_paraphrase_duplicates_merge_in_a_batch(lmem):
-    a = lmem.remember("The user drinks oolong tea every morning before work")
-    b = lmem.remember("Every morning before work the user drinks oolong tea, hot")
-    c = lmem.remember("The user's sister lives in Busan")
-    (run,) = lmem.maintain("default")
+def test_keyword_and_paraphrase_duplicates_merge_in_a_batch(gmem):
+    a = gmem.remember("The user drinks oolong tea every morning before work")
+    b = gmem.remember("Every morning before work the user drinks oolong tea, hot")
+    c = gmem.remember("The user's sister lives in Busan")
+    (run,) = gmem.maintain("default")
     assert [(x.id, x.target) for x in run.actions if x.action == "merge"] == [(a.id, b.id)]
     assert "keyword jaccard" in run.actions[0].reason
-    assert status(lmem, c.id) is Status.active
+    assert status(gmem, c.id) is Status.active
 
 
-def test_as_of_answers_what_was_true_then(lmem):
+def test_as_of_answers_what_was_true_then(gmem):
     t2020 = datetime(2020, 1, 1, tzinfo=timezone.utc)
     t2023 = datetime(2023, 6, 1, tzinfo=timezone.utc)
-    paris = lmem.remember("Ann lives in Paris", subject="Ann", predicate="lives_in", object="Paris", valid_at=t2020)
-    berlin = lmem.update(paris.id, text="Ann lives in Berlin", object="Berlin", valid_at=t2023, reason="moved")
-    old = lmem.get(paris.id)
+    paris = gmem.remember("Ann lives in Paris", subject="Ann", predicate="lives_in", object="Paris", valid_at=t2020)
+    berlin = gmem.update(paris.id, text="Ann lives in Berlin", object="Berlin", valid_at=t2023, reason="moved")
+    old = gmem.get(paris.id)
     assert old.status is Status.superseded and old.invalid_at == t2023 and old.expired_at is not None
     assert old.expired_at > t2023  # learned (retired) now, held until 2023: two different times
-    entities = [e.target for e in lmem.store.edges("default", [paris.id], types=[EdgeType.MENTIONS])]
-    relation = [e for e in lmem.store.edges("default", entities, types=[EdgeType.RELATES_TO])
+    entities = [e.target for e in gmem.store.edges("default", [paris.id], types=[EdgeType.MENTIONS])]
+    relation = [e for e in gmem.store.edges("default", entities, types=[EdgeType.RELATES_TO])
                 if e.props.get("memory_id") == paris.id]
     assert relation and relation[0].props["invalid_at"].startswith("2023-06-01")
     q = "where does Ann live?"
-    assert ids(lmem.recall(q, k=5, layers=["memory"], as_of=datetime(2021, 5, 1))) == [paris.id]
-    assert ids(lmem.recall(q, k=5, layers=["memory"], as_of=datetime(2024, 1, 1, tzinfo=timezone.utc))) == [berlin.id]
-    assert ids(lmem.recall(q, k=5, layers=["memory"])) == [berlin.id]
-    assert ids(lmem.recall(q, k=5, layers=["memory"], as_of=datetime(2019, 1, 1))) == []
-    why = lmem.explain(paris.id)
+    assert ids(gmem.recall(q, k=5, layers=["memory"], as_of=datetime(2021, 5, 1))) == [paris.id]
+    assert ids(gmem.recall(q, k=5, layers=["memory"], as_of=datetime(2024, 1, 1, tzinfo=timezone.utc))) == [berlin.id]
+    assert ids(gmem.recall(q, k=5, layers=["memory"])) == [berlin.id]
+    assert ids(gmem.recall(q, k=5, layers=["memory"], as_of=datetime(2019, 1, 1))) == []
+    why = gmem.explain(paris.id)
     assert why.rule.startswith(f"superseded by {berlin.id}") and "moved" in why.rule
 
 
-def test_dry_run_changes_nothing_but_leaves_an_audit_record(lmem):
+def test_dry_run_changes_nothing_but_leaves_an_audit_record(gmem):
     now = utcnow()
-    lmem.remember("A fleeting remark about umbrellas", importance=0.01)
-    lmem.remember("The user likes green tea a lot in the morning")
-    lmem.remember("In the morning the user likes green tea a lot")
+    gmem.remember("A fleeting remark about umbrellas", importance=0.01)
+    gmem.remember("The user likes green tea a lot in the morning")
+    gmem.remember("In the morning the user likes green tea a lot")
 
     def snapshot() -> list[str]:
         buf = io.StringIO()
-        lmem.export(buf)
+        gmem.export(buf)
         return sorted(line for line in buf.getvalue().splitlines()[1:] if '"maintenance"' not in line)
 
     before = snapshot()
-    (run,) = lmem.maintain("default", dry_run=True, now=now + 200 * DAY, policy={"max_active_memories": 1})
+    (run,) = gmem.maintain("default", dry_run=True, now=now + 200 * DAY, policy={"max_active_memories": 1})
     assert run.dry_run and run.merged == 1 and run.expired == 1 and run.capped == 0
     assert snapshot() == before
-    history = lmem.maintenance_history()
+    history = gmem.maintenance_history()
     assert [r.id for r in history] == [run.id] and history[0].dry_run
 
 
-def test_audit_records_are_complete_and_readable(lmem):
+def test_audit_records_are_complete_and_readable(gmem):
     now = utcnow()
-    m = lmem.remember("An unimportant aside", importance=0.02)
-    (first,) = lmem.maintain("default", now=now + 130 * DAY)
-    (second,) = lmem.maintain("default", now=now + 170 * DAY)
-    runs = lmem.maintenance_history()
+    m = gmem.remember("An unimportant aside", importance=0.02)
+    (first,) = gmem.maintain("default", now=now + 130 * DAY)
+    (second,) = gmem.maintain("default", now=now + 170 * DAY)
+    runs = gmem.maintenance_history()
     assert [r.id for r in runs] == [second.id, first.id] and all(isinstance(r, MaintenanceRun) for r in runs)
     stored = runs[1]
     assert stored.expired == 1 and stored.actions[0].id == m.id and "unused for 130 days" in stored.actions[0].reason
@@ -178,58 +170,58 @@ def test_audit_records_are_complete_and_readable(lmem):
     assert stored.seconds >= 0 and stored.active_before == 1 and stored.active_after == 0
 
 
-def test_explain_names_the_rule_the_numbers_and_the_dates(lmem):
+def test_explain_names_the_rule_the_numbers_and_the_dates(gmem):
     now = utcnow()
-    low = lmem.remember("Mentioned a bus route once", importance=0.05)
-    why = lmem.explain(low.id, now=now)
+    low = gmem.remember("Mentioned a bus route once", importance=0.05)
+    why = gmem.explain(low.id, now=now)
     assert why.status == "active" and "expires on" in why.rule and "importance 0.05 < 0.1" in why.rule
     assert why.dates["expires_at"].date() == (low.created_at + 120 * DAY).date()
-    assert "due to expire" in lmem.explain(low.id, now=now + 125 * DAY).rule
-    assert "pinned" in lmem.explain(lmem.remember("Pinned fact", pinned=True).id).rule
-    assert "not an expiry candidate" in lmem.explain(lmem.remember("Important fact", importance=0.8).id).rule
-    lmem.maintain("default", now=now + 125 * DAY)
-    archived = lmem.explain(low.id, now=now + 125 * DAY)
+    assert "due to expire" in gmem.explain(low.id, now=now + 125 * DAY).rule
+    assert "pinned" in gmem.explain(gmem.remember("Pinned fact", pinned=True).id).rule
+    assert "not an expiry candidate" in gmem.explain(gmem.remember("Important fact", importance=0.8).id).rule
+    gmem.maintain("default", now=now + 125 * DAY)
+    archived = gmem.explain(low.id, now=now + 125 * DAY)
     assert archived.status == "archived" and archived.dates["purge_at"] == now + 155 * DAY
     assert "purged" in " ".join(archived.details)
     with pytest.raises(NotFoundError, match="mem_nope"):
-        lmem.explain("mem_nope")
+        gmem.explain("mem_nope")
     with pytest.raises(NamespaceNotFoundError, match="nobody"):
-        lmem.explain(low.id, namespace="nobody")
+        gmem.explain(low.id, namespace="nobody")
 
 
-def test_bad_lifecycle_input_is_refused_and_changes_nothing(lmem):
-    m = lmem.remember("A note", importance=0.01)
+def test_bad_lifecycle_input_is_refused_and_changes_nothing(gmem):
+    m = gmem.remember("A note", importance=0.01)
     with pytest.raises(ValidationError, match="-1"):
-        lmem.maintain("default", policy={"max_active_memories": -1})
+        gmem.maintain("default", policy={"max_active_memories": -1})
     with pytest.raises(ValidationError, match="expire_unused_days"):
-        lmem.maintain("default", policy={"expire_unused_days": "soon"})
+        gmem.maintain("default", policy={"expire_unused_days": "soon"})
     with pytest.raises(NamespaceNotFoundError, match="ghost"):
-        lmem.maintain("ghost")
+        gmem.maintain("ghost")
     with pytest.raises(ValidationError, match="purge_after_days.*-3"):
-        lmem.maintain("default", policy={"purge_after_days": -3})
-    assert lmem.maintain("default", policy=LifecycleSettings(max_active_memories=5), dry_run=True)[0].dry_run
-    assert len(lmem.maintenance_history()) == 1 and status(lmem, m.id) is Status.active
+        gmem.maintain("default", policy={"purge_after_days": -3})
+    assert gmem.maintain("default", policy=LifecycleSettings(max_active_memories=5), dry_run=True)[0].dry_run
+    assert len(gmem.maintenance_history()) == 1 and status(gmem, m.id) is Status.active
 
 
-def test_forget_namespace_leaves_nothing_behind(lmem, backend):
-    lmem.add_messages("s1", ["Bea likes sailing near Kiel"], namespace="t1")
-    lmem.remember("Bea likes sailing", subject="Bea", predicate="likes", object="sailing", namespace="t1")
-    lmem.maintain("t1")
-    lmem.set_soul("be brief", namespace="t1")
-    other = lmem.remember("Cy likes rowing", namespace="t2")
-    assert lmem.forget_namespace("t1") > 0
-    assert "t1" not in lmem.namespaces()
+def test_forget_namespace_leaves_nothing_behind(gmem, backend):
+    gmem.add_messages("s1", ["Bea likes sailing near Kiel"], namespace="t1")
+    gmem.remember("Bea likes sailing", subject="Bea", predicate="likes", object="sailing", namespace="t1")
+    gmem.maintain("t1")
+    gmem.set_soul("be brief", namespace="t1")
+    other = gmem.remember("Cy likes rowing", namespace="t2")
+    assert gmem.forget_namespace("t1") > 0
+    assert "t1" not in gmem.namespaces()
     with pytest.raises(NamespaceNotFoundError):
-        lmem.recall("sailing", namespace="t1")
-    assert lmem.store.count("t1") == {"edges": 0}
-    assert lmem.get(other.id, namespace="t2").text == "Cy likes rowing"
+        gmem.recall("sailing", namespace="t1")
+    assert gmem.store.count("t1") == {"edges": 0}
+    assert gmem.get(other.id, namespace="t2").text == "Cy likes rowing"
     if backend == "neo4j":
         from .test_neo4j import run
 
         left = run("MATCH (n) WHERE n.namespace = 't1' RETURN count(n) AS n").records[0]["n"]
         assert left == 0
     else:
-        conn = lmem.store.conn
+        conn = gmem.store.conn
         for table in ("nodes", "edges", "names", "meta"):
             assert conn.execute(f"SELECT COUNT(*) FROM {table} WHERE namespace = 't1'").fetchone()[0] == 0
         assert conn.execute("SELECT COUNT(*) FROM fts WHERE body LIKE '%sail%'").fetchone()[0] == 0
@@ -258,25 +250,25 @@ class WordsEmbedder:
         return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
-def test_reembedding_keeps_recall_working_during_and_after(lmem):
-    first = lmem.remember("The user keeps bees in the garden")
-    lmem.add_messages("s1", ["Honey harvest is in August", "We sold forty jars of honey"])
+def test_reembedding_keeps_recall_working_during_and_after(gmem):
+    first = gmem.remember("The user keeps bees in the garden")
+    gmem.add_messages("s1", ["Honey harvest is in August", "We sold forty jars of honey"])
     gate = threading.Event()
     target = WordsEmbedder(gate)
-    lmem.reembed(target, background=True)
-    assert lmem.store.reembed_target() == (target.name, target.dim)
+    gmem.reembed(target, background=True)
+    assert gmem.store.reembed_target() == (target.name, target.dim)
     # mid-way (the first batch is held): the old model still serves recall, and writes still land
-    assert first.id in ids(lmem.recall("who keeps bees?", k=3, record_access=False))
-    during = lmem.remember("The user's hives face south")
-    assert lmem.embedder.dim == 512
+    assert first.id in ids(gmem.recall("who keeps bees?", k=3, record_access=False))
+    during = gmem.remember("The user's hives face south")
+    assert gmem.embedder.dim == 512
     gate.set()
-    lmem.flush_reembed(timeout=120)
-    assert lmem.embedder.name == target.name and lmem.store.bound_embedder() == (target.name, 64)
-    assert lmem.store.reembed_target() is None
-    found = ids(lmem.recall("hives face south", k=3, layers=["memory"], record_access=False))
+    gmem.flush_reembed(timeout=120)
+    assert gmem.embedder.name == target.name and gmem.store.bound_embedder() == (target.name, 64)
+    assert gmem.store.reembed_target() is None
+    found = ids(gmem.recall("hives face south", k=3, layers=["memory"], record_access=False))
     assert during.id == found[0]
-    assert first.id in ids(lmem.recall("keeps bees garden", k=3, layers=["memory"], record_access=False))
-    vecs = lmem.store.vectors("default", [first.id, during.id])
+    assert first.id in ids(gmem.recall("keeps bees garden", k=3, layers=["memory"], record_access=False))
+    vecs = gmem.store.vectors("default", [first.id, during.id])
     assert {v.shape[0] for v in vecs.values()} == {64}
 
 
@@ -319,28 +311,28 @@ def test_duplicate_groups_never_join_two_values_or_two_subjects():
     assert groups == [[0, 1], [3, 4, 6]]  # strongest pairs first; Carl's never joins Bob's group
 
 
-def test_a_merge_survivor_is_judged_as_merged_by_the_later_rules_of_the_same_run(lmem):
-    lmem.remember("Dee owns a red kayak", subject="Dee", predicate="owns", object="red kayak", importance=0.1)
-    survivor = lmem.remember("Dee has a red kayak", subject="Dee", predicate="owns", object="red kayak",
+def test_a_merge_survivor_is_judged_as_merged_by_the_later_rules_of_the_same_run(gmem):
+    gmem.remember("Dee owns a red kayak", subject="Dee", predicate="owns", object="red kayak", importance=0.1)
+    survivor = gmem.remember("Dee has a red kayak", subject="Dee", predicate="owns", object="red kayak",
                              importance=0.1)
-    lmem.remember("Dee is a paramedic", importance=0.9)
-    lmem.remember("Dee lives in Bergen", importance=0.8)
-    (run,) = lmem.maintain("default", policy={"max_active_memories": 2})
+    gmem.remember("Dee is a paramedic", importance=0.9)
+    gmem.remember("Dee lives in Bergen", importance=0.8)
+    (run,) = gmem.maintain("default", policy={"max_active_memories": 2})
     assert run.merged == 1 and run.capped == 1 and [a.id for a in run.actions if a.action == "cap"] == [survivor.id]
-    assert status(lmem, survivor.id) is Status.archived
-    assert len(lmem.list("memory", status="active")) == run.active_after == 2
+    assert status(gmem, survivor.id) is Status.archived
+    assert len(gmem.list("memory", status="active")) == run.active_after == 2
 
 
-def test_archiving_by_hand_is_dated_and_purged_like_any_archive(lmem):
-    m = lmem.remember("An old office door code", importance=0.5)
-    archived = lmem.update(m.id, status="archived")
+def test_archiving_by_hand_is_dated_and_purged_like_any_archive(gmem):
+    m = gmem.remember("An old office door code", importance=0.5)
+    archived = gmem.update(m.id, status="archived")
     assert archived.archived_at is not None and archived.status_reason == "archived by hand"
-    assert "archived by hand" in lmem.explain(m.id).rule
-    (run,) = lmem.maintain("default", now=archived.archived_at + 31 * DAY)
+    assert "archived by hand" in gmem.explain(m.id).rule
+    (run,) = gmem.maintain("default", now=archived.archived_at + 31 * DAY)
     assert [a.id for a in run.actions if a.action == "purge"] == [m.id]
-    restored = lmem.remember("Another code", importance=0.5)
-    lmem.update(restored.id, status="archived")
-    back = lmem.update(restored.id, status="active")
+    restored = gmem.remember("Another code", importance=0.5)
+    gmem.update(restored.id, status="archived")
+    back = gmem.update(restored.id, status="active")
     assert back.archived_at is None and back.status_reason == ""
 
 

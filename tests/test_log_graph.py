@@ -15,14 +15,6 @@ from graphmem.models import EdgeType, MemoryRecord, Message, Session, Status
 from graphmem.settings import RecallFilter, RecallOptions
 from graphmem.text import time_span
 
-from .conftest import make_memory
-
-
-@pytest.fixture
-def gmem(backend, tmp_path):
-    m = make_memory(backend, tmp_path)
-    yield m
-    m.close()
 
 
 def edges_of(mem, ids, etype, direction="out"):

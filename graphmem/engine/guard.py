@@ -57,11 +57,9 @@ def guarded(cls: C) -> C:
 def retried(write: Callable[[], T], attempts: int = 50) -> T:
     """A read-modify-write run again while another writer (a process, a thread with its own
     ``Memory``) changed what it read first (``ConflictError``), with a short random back-off."""
-    for attempt in range(attempts):
+    for attempt in range(attempts - 1):
         try:
             return write()
         except ConflictError:
-            if attempt == attempts - 1:
-                raise
             time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
-    raise AssertionError("unreachable")
+    return write()  # the last try's conflict reaches the caller

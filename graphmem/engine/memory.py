@@ -31,7 +31,7 @@ from ..models import (
 from ..models.records import SESSION_ID, LongStr, UTCDateTime
 from ..retrieve import Recaller, RecallResult, assemble, find_entity, history, neighbourhood
 from ..settings import LifecycleSettings, RecallFilter, RecallOptions, Settings
-from ..store import Store, open_store
+from ..store import Store, no_vectors, open_store
 from ..text import ApproxTokenCounter, EntityTagger, TokenCounter
 from .enrich import Enricher
 from .guard import guarded, retried, whole
@@ -217,12 +217,12 @@ class Memory:
                 if not wait:
                     self.store.put(namespace, [session, *records], edges=edges, expect=expect)
                     return session, records
-                # speakers and mentions now; with wait=False the enrichment thread links them
+                # speakers and mentions now (with wait=False the enrichment thread links them);
+                # the session has no vector
                 linked = self._linker.link(namespace, records, [tags[i] for i in todo], now)
                 nodes, rows = linked.rows(vectors[todo])
-                nan_row = np.full((1, self.embedder.dim), np.nan, dtype=np.float32)  # the session has none
-                self.store.put(namespace, [session, *nodes], np.vstack([nan_row, rows]), [*edges, *linked.edges],
-                               expect=expect)
+                self.store.put(namespace, [session, *nodes], np.vstack([no_vectors(1, self.embedder.dim), rows]),
+                               [*edges, *linked.edges], expect=expect)
                 return session, linked.messages
 
         session, records = retried(write)
@@ -289,8 +289,8 @@ class Memory:
             new = nodes[0]
             retired, ended = self._builder.retire(namespace, old, new, reason, now)
             marked = self._builder.mark_derived(namespace, old, new, now)
-            nan_rows = np.full((1 + len(marked), self.embedder.dim), np.nan, dtype=np.float32)
-            self.store.put(namespace, [*nodes, retired, *marked], np.vstack([vectors, nan_rows]), [*edges, *ended],
+            blank = no_vectors(1 + len(marked), self.embedder.dim)
+            self.store.put(namespace, [*nodes, retired, *marked], np.vstack([vectors, blank]), [*edges, *ended],
                            expect=expect)
             return new
 
@@ -319,8 +319,7 @@ class Memory:
             )
             produced = [n.model_copy(update={"episode_id": episode.id}) for n in linked
                         if isinstance(n, MemoryRecord) and n.episode_id is None]  # the episode that made it
-            vectors = np.vstack([self.embedder.embed([episode.summary]),
-                                 np.full((len(produced), self.embedder.dim), np.nan, dtype=np.float32)])
+            vectors = np.vstack([self.embedder.embed([episode.summary]), no_vectors(len(produced), self.embedder.dim)])
             self.store.put(namespace, [episode, *produced], vectors, edges)
         return episode
 

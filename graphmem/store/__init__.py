@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import VECTOR_KINDS, Direction, Store, StoreCapabilities
+from .base import VECTOR_KINDS, Direction, Store, StoreCapabilities, no_vectors
 from .embedded import EmbeddedStore
 
 if TYPE_CHECKING:
@@ -24,4 +24,4 @@ def open_store(settings: "Settings") -> Store:
     return EmbeddedStore(settings.path)
 
 
-__all__ = ["VECTOR_KINDS", "Direction", "EmbeddedStore", "Store", "StoreCapabilities", "open_store"]
+__all__ = ["VECTOR_KINDS", "Direction", "EmbeddedStore", "Store", "StoreCapabilities", "no_vectors", "open_store"]

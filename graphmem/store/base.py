@@ -120,6 +120,11 @@ def check_batch(namespace: str, nodes: Sequence[Node], edges: Sequence[Edge]) ->
             raise ValidationError(f"record {node.id} belongs to namespace {node.namespace!r}, not {namespace!r}")
 
 
+def no_vectors(rows: int, dim: int) -> np.ndarray:
+    """Vector rows for records written without one (NaN: see ``prepare_vectors``)."""
+    return np.full((rows, dim), np.nan, dtype=np.float32)
+
+
 def prepare_vectors(nodes: Sequence[Node], vectors: np.ndarray | None, dim: int) -> tuple[np.ndarray | None, np.ndarray]:
     """Check a write's vectors (one row per node, NaN rows meaning "none") against the store's
     dimension and return them normalised to unit length, with a mask of the rows present."""

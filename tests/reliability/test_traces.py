@@ -5,18 +5,7 @@ from __future__ import annotations
 
 import io
 
-import pytest
-
 from graphmem.models import EdgeType
-
-from ..conftest import make_memory
-
-
-@pytest.fixture
-def gmem(backend, tmp_path):
-    m = make_memory(backend, tmp_path)
-    yield m
-    m.close()
 
 
 def _names(m) -> set[str]:
