@@ -11,8 +11,10 @@ from .errors import (
     ConfigurationError,
     ConflictError,
     EmbeddingError,
+    ExtractionError,
     GraphMemError,
     ImportFormatError,
+    ModelLoadError,
     NamespaceNotFoundError,
     NotFoundError,
     StoreError,
@@ -49,9 +51,9 @@ from .settings import LifecycleSettings, RecallFilter, RecallOptions, ScoreWeigh
 __version__ = "0.1.0"
 
 __all__ = [
-    "ConfigurationError", "ConflictError", "Context", "EmbeddingError", "Edge", "EdgeType", "Entity", "EntityIn", "Episode",
+    "ConfigurationError", "ConflictError", "Context", "EmbeddingError", "Edge", "ExtractionError", "EdgeType", "Entity", "EntityIn", "Episode",
     "Explanation", "GraphMemError", "History", "ImportFormatError", "LifecycleAction", "LifecycleSettings",
-    "MaintenanceRun", "Memory", "MemoryIn", "MemoryRecord", "Message", "MessageIn", "NamespaceNotFoundError",
+    "MaintenanceRun", "Memory", "ModelLoadError", "MemoryIn", "MemoryRecord", "Message", "MessageIn", "NamespaceNotFoundError",
     "Neighbourhood", "NotFoundError", "Procedure", "RecallFilter", "RecallOptions",
     "Relation", "RelationIn", "ScoreBreakdown", "ScoreWeights", "ScoredItem", "Session", "Settings", "Source",
     "Status", "Step", "StoreError", "ValidationError",

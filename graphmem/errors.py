@@ -48,3 +48,13 @@ class ConflictError(StoreError):
 
 class EmbeddingError(GraphMemError):
     """The embedding model failed or produced unusable vectors."""
+
+
+class ExtractionError(GraphMemError):
+    """The extractor could not answer for a window: the model would not load, the server kept
+    failing after its retries, or the reply was unusable. The window is recorded as failed with
+    this reason and can be retried."""
+
+
+class ModelLoadError(ExtractionError, ConfigurationError):
+    """The extraction model could not be loaded (missing package or file, unreadable GGUF)."""

@@ -131,6 +131,19 @@ def test_add_then_extract_and_status(db, tmp_path):
     assert '"skipped": 1' in run(db, "status", "--json").output
 
 
+def test_a_model_that_will_not_load_fails_the_window_and_the_command(db, tmp_path, monkeypatch):
+    monkeypatch.setenv("GRAPHMEM_MODEL_PATH", str(tmp_path / "missing.gguf"))
+    lines = "".join(json.dumps({"content": f"I live in Oslo and I love tea, note {i}"}) + "\n" for i in range(4))
+    assert run(db, "add", "--session", "s", input=lines).exit_code == 0  # adding never loads the model
+    result = run(db, "extract")
+    assert result.exit_code == 1 and "1 failed" in result.output and "missing.gguf" in result.output
+    assert "Traceback" not in result.output
+    status = json.loads(run(db, "status", "--json").output)
+    assert status["failed"] == 1 and "missing.gguf" in status["last_error"]
+    result = run(db, "extract")  # nothing new to do: exit 0, with a reminder
+    assert result.exit_code == 0 and "failed earlier" in result.output
+
+
 def test_lifecycle_commands(db):
     pinned = json.loads(run(db, "remember", "The user's blood type is O negative", "--importance", "0.05",
                             "--pinned", "--json").output)

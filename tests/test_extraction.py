@@ -245,20 +245,91 @@ def test_background_worker_never_blocks_the_write(tmp_path):
     mem.close()
 
 
-def test_missing_or_corrupt_model_gives_a_clear_error(tmp_path):
+def test_missing_or_corrupt_model_is_a_failed_window_with_the_reason(tmp_path):
     mem = Memory(tmp_path / "a.db", settings=Settings(extraction="manual", model_path=tmp_path / "nope.gguf"))
     mem.add_messages("en-profile", session_messages("en-profile"))
-    with pytest.raises(ConfigurationError, match="GRAPHMEM_MODEL_PATH"):
-        mem.flush()
-    assert mem.extraction_status()["queued"] == 1  # nothing lost: the window waits
+    mem.flush()
+    status = mem.extraction_status()
+    assert (status["failed"], status["queued"], status["done"]) == (1, 0, 0)
+    assert "GRAPHMEM_MODEL_PATH" in status["last_error"] and "nope.gguf" in status["last_error"]
+    assert mem.get("en-profile").failed_windows == [(0, 4)]  # nothing lost: retryable once the path is fixed
+    assert "shellfish" in mem.recall("shellfish allergy", k=1)[0].text
     mem.close()
     bad = tmp_path / "bad.gguf"
     bad.write_bytes(b"GGUF" + b"\0" * 4096)
     mem = Memory(tmp_path / "b.db", settings=Settings(extraction="background", model_path=bad))
     mem.add_messages("en-profile", session_messages("en-profile"))
-    with pytest.raises(GraphMemError, match="cannot load the model"):
-        mem.flush(timeout=60)
+    mem.flush(timeout=60)  # the background thread records the failure; it does not die with a traceback
+    status = mem.extraction_status()
+    assert status["failed"] == 1 and "cannot load the model" in status["last_error"]
     mem.close()
+
+
+class FlakyServer:
+    """A real HTTP server on loopback speaking the chat-completions route: it answers the
+    statuses it is given in turn, then a valid completion."""
+
+    def __init__(self, statuses, content):
+        import http.server
+        import threading
+
+        self.statuses, self.content, self.seen = list(statuses), content, []
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                self.rfile.read(int(self.headers["Content-Length"]))
+                server.seen.append(time.monotonic())
+                status = server.statuses.pop(0) if server.statuses else 200
+                body = (json.dumps({"choices": [{"message": {"content": server.content}}],
+                                    "usage": {"prompt_tokens": 5, "completion_tokens": 7}}) if status == 200
+                        else json.dumps({"error": "busy"})).encode()
+                self.send_response(status)
+                if status == 429:
+                    self.send_header("Retry-After", "0")
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def test_openai_compatible_extractor_retries_transient_errors_with_a_bound():
+    from graphmem import ExtractionError
+    from graphmem.extract.extractors import OpenAICompatibleExtractor
+
+    good = reply(m("Ann loves jazz", "Ann", "likes", "jazz"))
+    msgs = [Message(session_id="s", content="I'm Ann and I love jazz", speaker="Ann")]
+    server = FlakyServer([503, 429, 502], good)
+    try:
+        ex = OpenAICompatibleExtractor(server.url, "m", attempts=4, backoff=0.05)
+        out, stats = extract_window(ex, msgs)
+        assert out.memories[0].text == "Ann loves jazz" and ex.retries == 3 and len(server.seen) == 4
+        assert stats.prompt_tokens == 5 and stats.output_tokens == 7
+        assert server.seen[1] - server.seen[0] >= 0.05 and server.seen[3] - server.seen[2] >= 0.1  # backoff doubles
+
+        server.statuses = [503] * 5
+        with pytest.raises(ExtractionError, match="failed 3 times; last: HTTP 503"):
+            OpenAICompatibleExtractor(server.url, "m", attempts=3, backoff=0.01).complete("s", "u", {}, 10)
+        server.statuses, server.seen = [401], []
+        with pytest.raises(ExtractionError, match="HTTP 401"):  # not transient: no retry
+            OpenAICompatibleExtractor(server.url, "m", attempts=3, backoff=0.01).complete("s", "u", {}, 10)
+        assert len(server.seen) == 1
+    finally:
+        server.close()
+    refused = OpenAICompatibleExtractor(server.url, "m", attempts=2, backoff=0.01)  # nothing listens now
+    with pytest.raises(ExtractionError, match="failed 2 times; last: ConnectError"):
+        refused.complete("s", "u", {}, 10)
 
 
 # the real model --------------------------------------------------------------------------------
@@ -327,6 +398,6 @@ def test_openai_compatible_server_extractor(tmp_path):
         log.close()
     with Memory(tmp_path / "down.db", settings=Settings(extraction="manual", llm_base_url=base)) as mem:
         mem.add_messages("en-profile", session_messages("en-profile"))
-        with pytest.raises(GraphMemError, match="extraction server"):
-            mem.flush()  # the server is gone: a clear error, and the window stays queued
-        assert mem.extraction_status()["queued"] == 1
+        mem.flush()  # the server is gone: after its retries the window is failed, with the reason, and retryable
+        status = mem.extraction_status()
+        assert status["failed"] == 1 and "extraction server" in status["last_error"]

@@ -15,7 +15,7 @@ from rich.table import Table
 from ..errors import ValidationError
 from ..models import Layer
 from ..models.jsonl import read_messages
-from . import _print_json, app, handles_errors, open_memory, out, print_context, read_input, recall_table, state
+from . import _print_json, app, err, handles_errors, open_memory, out, print_context, read_input, recall_table, state
 
 ADD_BATCH = 256
 
@@ -42,7 +42,7 @@ def add(
     rows = read_messages(read_input(file).splitlines(), session)
     if not rows:
         raise ValidationError("no messages in the input")
-    with open_memory() as mem, _progress() as progress:
+    with open_memory(extraction="manual") as mem, _progress() as progress:  # the model runs below or later, not on close
         task = progress.add_task("adding messages", total=len(rows))
         start = 0
         while start < len(rows):  # batches never straddle two sessions
@@ -55,10 +55,11 @@ def add(
             start = end
     out.print(f"added {len(rows)} messages to namespace {state.namespace!r}")
     if extract:
-        with open_memory() as mem:
+        with open_memory(extraction="manual") as mem:
             extraction_progress(mem)
+            report_extraction(mem.extraction_status())
     else:
-        with open_memory() as mem:
+        with open_memory(extraction="manual") as mem:
             queued = mem.extraction_status(namespace=state.namespace)["queued"]
         if queued:
             out.print(f"{queued} window(s) queued for extraction: run `graphmem extract` (or add --extract)")
@@ -82,10 +83,21 @@ def extract(retry_failed: bool = typer.Option(False, "--retry-failed", help="als
     with open_memory(extraction="manual") as mem:
         extraction_progress(mem)
         retried = mem.retry_failed() if retry_failed else 0
-        status = mem.extraction_status()
+        report_extraction(mem.extraction_status(), retried)
+
+
+def report_extraction(status: dict, retried: int = 0) -> None:
+    """What this process extracted; exit 1 when a window failed in it (the model would not
+    load, the server kept failing, the reply was unusable), with the reason."""
     cost = status["this_process"]
     out.print(f"{cost['windows']} window(s) extracted, {cost['skipped']} skipped, {cost['failed']} failed"
               + (f", {retried} retried" if retried else "") + f"; {cost['model_calls']} model calls, {cost['seconds']} s")
+    if cost["failed"]:
+        err.print(f"[red]error:[/red] {cost['failed']} window(s) failed, kept for `graphmem extract --retry-failed`; "
+                  f"last: {status['last_error']}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1)
+    if status["failed"]:
+        out.print(f"[yellow]{status['failed']} window(s) failed earlier: `graphmem extract --retry-failed`[/yellow]")
 
 
 @app.command()
@@ -98,8 +110,9 @@ def status(as_json: bool = typer.Option(False, "--json")) -> None:
         _print_json(data)
         return
     table = Table("what", "value", title=f"extraction in namespace {state.namespace!r}")
-    for key in ("mode", "queued", "queued_partial", "done", "skipped", "failed"):
-        table.add_row(key, str(data[key]))
+    for key in ("mode", "queued", "queued_partial", "done", "skipped", "failed", "last_error"):
+        if data[key] != "":
+            table.add_row(key, str(data[key]))
     out.print(table)
 
 

