@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from graphmem import ConfigurationError, GraphMemError, Memory
+from graphmem import Memory
 from graphmem.engine.extraction import is_trivial
 from graphmem.extract import default_model_path
 from graphmem.lifecycle.rules import Fact, decide
