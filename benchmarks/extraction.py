@@ -1,98 +1,89 @@
-"""Extraction cost per 4-message window, English and Chinese, naive against optimised.
+"""Extraction cost per 1,000 messages on MemoryBank's companion chats, English and Chinese,
+through the whole pipeline (``Memory.add_messages`` then ``Memory.extract``) with the local model.
 
-    python benchmarks/extraction.py [--memorybank ../shared/bench/memorybank/eval_data] [--windows 3]
+    python benchmarks/extraction.py [--memorybank ../shared/bench/memorybank/eval_data] [--messages 64]
 
-Windows are consecutive turns (user query, assistant response) of MemoryBank's first users.
-- naive: the model's KV cache is dropped before every call, so the whole prompt (instructions,
-  examples and window) is evaluated each time, and every window is sent, chatter included;
-- optimised (graphmem's default): the fixed instruction prefix stays in the KV cache across
-  calls, so only the window is evaluated, and windows of pure chatter never reach the model.
-Prints seconds, prompt and output tokens and memories per window (medians), and model calls
-per 1,000 messages of the MemoryBank histories (chatter skipped). One run.
+The first users' days are written in order until ``--messages`` messages per language; then every
+queued window is extracted. CPU seconds are this process's CPU time over the extraction (the
+model's threads included; the model is loaded before the clock starts), wall seconds beside them.
+It uses only the public API and the settings' defaults, so the same script measures an older
+checkout (run it from that checkout) for a before/after figure. Quality is measured apart, on the
+labelled set: benchmarks/extraction_quality.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
+import sys
+import tempfile
 import time
 from pathlib import Path
 
-from graphmem.engine.extraction import is_trivial
-from graphmem.extract import default_model_path
-from graphmem.extract.extractors import LlamaExtractor, extract_window
-from graphmem.models import Message
-from graphmem.settings import Settings
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared/bench/memorybank/eval_data"
+from graphmem import Memory  # noqa: E402
+from graphmem.extract import default_model_path  # noqa: E402
+from graphmem.extract.extractors import LlamaExtractor  # noqa: E402
+from graphmem.settings import Settings  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared/bench/memorybank/eval_data"
+FILES = {"en": "en/memory_bank_en.json", "zh": "cn/memory_bank_cn.json"}
 
 
-def history_messages(path: Path) -> list[Message]:
+def sessions(path: Path, limit: int) -> list[tuple[str, list[dict]]]:
+    """(session id, messages) for each user-day, in order, until ``limit`` messages."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    out: list[Message] = []
+    out, total = [], 0
     for name, user in data.items():
         for day, turns in user["history"].items():
+            msgs = []
             for turn in turns:
                 for who, text in ((name, turn.get("query")), ("assistant", turn.get("response"))):
                     if text and text.strip():
-                        out.append(Message(session_id=f"{name}-{day}", speaker=who, content=text.strip(),
-                                           role="assistant" if who == "assistant" else "user",
-                                           created_at=f"{day}T12:00:00Z", seq=len(out)))
+                        msgs.append({"speaker": who, "role": "assistant" if who == "assistant" else "user",
+                                     "content": text.strip(), "created_at": f"{day}T12:{len(msgs):02d}:00Z"})
+            if msgs:
+                out.append((f"{name}-{day}", msgs))
+                total += len(msgs)
+            if total >= limit:
+                return out
     return out
-
-
-def windows(messages: list[Message], size: int = 4) -> list[list[Message]]:
-    by_session: dict[str, list[Message]] = {}
-    for m in messages:
-        by_session.setdefault(m.session_id, []).append(m)
-    return [ms[i : i + size] for ms in by_session.values() for i in range(0, len(ms), size)]
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--memorybank", type=Path, default=DEFAULT_DATA)
-    ap.add_argument("--windows", type=int, default=3, help="windows per language and mode")
+    ap.add_argument("--messages", type=int, default=64, help="messages per language")
     args = ap.parse_args()
-    settings = Settings()
+    settings = Settings(extraction="manual")
     extractor = LlamaExtractor(default_model_path(settings.cache_dir / "models"))
-    llm = extractor._llm()
+    extractor._llm()  # the load is not a per-message cost
     rows = []
-    examples = {}
-    calls_per_1000 = {}
-    for lang, file in (("English", "en/memory_bank_en.json"), ("Chinese", "cn/memory_bank_cn.json")):
-        msgs = history_messages(args.memorybank / file)
-        wins = windows(msgs)
-        sent = sum(1 for w in wins if not is_trivial(w))
-        calls_per_1000[lang] = (len(wins), sent, 1000 * sent / len(msgs), len(msgs))
-        sample = [w for w in wins if len(w) == 4][: args.windows]
-        for mode in ("naive", "optimised"):
-            stats = []
-            for win in sample:
-                if mode == "naive":
-                    llm.reset()  # forget the cached instruction prefix
-                t0 = time.perf_counter()
-                out, st = extract_window(extractor, win, max_tokens=settings.llm_max_tokens)
-                stats.append((time.perf_counter() - t0, st.prompt_tokens, st.output_tokens, len(out.memories), st.calls))
-                examples.setdefault(lang, (win, out))
-            rows.append((lang, mode, stats))
-    print("| language | mode | s/window (median) | s/window (max) | prompt tokens | output tokens | memories | calls |")
-    print("|---|---|---|---|---|---|---|---|")
-    for lang, mode, stats in rows:
-        cols = list(zip(*stats))
-        print(f"| {lang} | {mode} | {statistics.median(cols[0]):.1f} | {max(cols[0]):.1f} | "
-              f"{statistics.median(cols[1]):.0f} | {statistics.median(cols[2]):.0f} | "
-              f"{statistics.median(cols[3]):.0f} | {sum(cols[4])} |")
-    print()
-    for lang, (windows_total, sent, per_1000, n) in calls_per_1000.items():
-        print(f"{lang}: {n} messages in {windows_total} windows; {sent} sent to the model "
-              f"({per_1000:.0f} model calls per 1,000 messages, chatter windows skipped)")
-    for lang, (win, out) in examples.items():
-        print(f"\n{lang} example window:")
-        for m in win:
-            print(f"  [{m.speaker}] {m.content[:160]}")
-        for mem in out.memories:
-            print(f"  -> {mem.text}  ({mem.subject} | {mem.predicate} | {mem.object}; importance {mem.importance:.2f})")
+    with tempfile.TemporaryDirectory() as tmp, Memory(Path(tmp) / "mb.db", settings=settings, extractor=extractor) as mem:
+        for lang, file in FILES.items():
+            batch = sessions(args.memorybank / file, args.messages)
+            n = sum(len(m) for _, m in batch)
+            for sid, msgs in batch:
+                mem.add_messages(sid, msgs, namespace=lang)
+            c0, w0 = time.process_time(), time.perf_counter()
+            entries = mem.extract(namespace=lang)
+            cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+            sent = [e for e in entries if e.get("calls")]
+            memories = len(mem.list("memory", namespace=lang, status="active", limit=10_000))
+            rows.append((lang, n, len(entries), len(sent), sum(e["calls"] for e in sent),
+                         sum(e.get("prompt_tokens", 0) for e in sent), sum(e.get("output_tokens", 0) for e in sent),
+                         cpu, wall, memories))
+    per = "per 1,000 messages"
+    print(f"| language | messages | windows | sent to the model | calls {per} | CPU s {per} | wall s {per} | "
+          f"prompt tokens {per} | output tokens {per} | memories {per} |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for lang, n, windows, sent, calls, pt, ot, cpu, wall, memories in rows:
+        k = 1000 / n
+        print(f"| {lang} | {n} | {windows} | {sent} | {calls * k:.0f} | {cpu * k:,.0f} | {wall * k:,.0f} | "
+              f"{pt * k:,.0f} | {ot * k:,.0f} | {memories * k:.0f} |")
+    print(f"\n{extractor.name}, {settings.llm_threads or 'all'} threads; one run")
 
 
 if __name__ == "__main__":

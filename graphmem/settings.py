@@ -166,9 +166,12 @@ class Settings(BaseSettings):
         "flush()/`graphmem extract`, or never"
     )
     extract_every: int = Field(4, ge=1, le=64, description="messages per extraction window")
+    extract_budget_tokens: int = Field(
+        400, ge=0, description="when several windows of a session are queued, consecutive ones are sent as one while "
+        "their text (the assistant's turns as the model sees them) stays within about this many tokens; 0: never merge")
     admission_threshold: float = Field(0.25, ge=0, le=1, description="extracted memories below this importance are dropped")
     model_path: Path | None = Field(None, description="a GGUF file; default: Qwen2.5-Coder-1.5B-Instruct Q4_K_M")
-    llm_threads: int | None = Field(None, ge=1, description="llama.cpp threads (default: all cores)")
+    llm_threads: int | None = Field(None, ge=1, description="llama.cpp generation threads (default: half the cores, llama.cpp's choice; the prompt is read on all)")
     llm_context: int = Field(4096, ge=512)
     llm_gpu_layers: int = Field(0, ge=-1, description="layers offloaded to a GPU (-1: all)")
     llm_max_tokens: int = Field(700, ge=64)

@@ -54,7 +54,7 @@ def run_demo(db: Path | None, namespace: str = "demo") -> None:
             out.print(recall_table(mem.recall(QUESTIONS[1], k=3, namespace=namespace), QUESTIONS[1]))
 
             out.rule(f"3. Extract with the local model ({mem.extractor_name})")
-            out.print("[dim]Every 4 messages form a window; the first call also loads the model.[/dim]")
+            out.print("[dim]Every 4 messages form a window (queued windows of a session are sent together up to ~400 tokens); the first call also loads the model.[/dim]")
             for entry in extraction_progress(mem):
                 head = f"{entry['session']}[{entry['window'][0]}:{entry['window'][1]}] {entry['seconds']:.1f} s"
                 if entry.get("skipped"):
@@ -68,6 +68,8 @@ def run_demo(db: Path | None, namespace: str = "demo") -> None:
                     out.print(f"  + {text}", highlight=False, markup=False)
                 for m in entry.get("merged", []):
                     out.print(f"  = {m['into']}  ({m['why']})", highlight=False, markup=False)
+                for m in entry.get("dropped", []):
+                    out.print(f"  - {m['text']}  (dropped: {m['why']})", highlight=False, markup=False, style="dim")
             status = mem.extraction_status(namespace=namespace)
             cost = status["this_process"]
             out.print(f"\n{status['done']} windows extracted, {status['skipped']} skipped, {status['failed']} failed; "

@@ -9,6 +9,7 @@ The write path never waits for the model."""
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,12 +19,13 @@ import numpy as np
 
 from ..extract import default_model_path
 from ..errors import ExtractionError
-from ..extract.extractors import Extractor, LlamaExtractor, OpenAICompatibleExtractor, extract_window
+from ..extract.extractors import ASSISTANT_CHARS, Extractor, LlamaExtractor, OpenAICompatibleExtractor, extract_window
 from ..extract.schema import Extraction
 from ..lifecycle import GraphBuilder, Parts, WindowFolder
 from ..models import Message, Session, utcnow
 from ..settings import Settings
 from ..text import STOPWORDS, keywords
+from ..text.tokencount import ApproxTokenCounter
 from ..background import BackgroundWorker
 from .guard import retried
 
@@ -47,9 +49,41 @@ def make_extractor(s: Settings) -> Extractor:
     return LlamaExtractor(path, n_ctx=s.llm_context, n_threads=s.llm_threads, n_gpu_layers=s.llm_gpu_layers)
 
 
+# What a memory is made of: a first person, a number, a date or time, a like or dislike, a name.
+_CUES = re.compile(
+    r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b|\d|"
+    r"\b(today|tomorrow|yesterday|tonight|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december)\b|"
+    r"\b(like[sd]?|love[sd]?|hate[sd]?|prefer(s|red)?|favou?rite|enjoy(s|ed)?|allergic|can't stand)\b|"
+    r"\b(remember|always|never|please|first|then|next|finally|step|when)\b|"
+    r"我|咱|俺|喜欢|讨厌|爱|过敏|今天|明天|昨天|周|星期|月|号|年|[一二三四五六七八九十两]|记住|总是|请|首先|然后|最后|步骤",
+    re.IGNORECASE,
+)
+_NAME = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+")  # a capitalised word inside a sentence
+
+
 def is_trivial(messages: list[Message]) -> bool:
     """A window of nothing but greetings, thanks and acknowledgements (English or Chinese)."""
     return all(set(keywords(m.content)) <= TRIVIAL for m in messages)
+
+
+def is_uninformative(messages: list[Message]) -> bool:
+    """Information gating before the model: a window is skipped when it is trivial, or when no
+    user turn has a cue a memory is made of (a first person, a number, a date, a like or
+    dislike, a name inside a sentence, an instruction or a sequence of steps). benchmarks/extraction_quality.py measures the facts
+    this loses (none on its set)."""
+    if is_trivial(messages):
+        return True
+    said = [m.content for m in messages if m.role != "assistant"]
+    return not any(_CUES.search(t) or _NAME.search(t) for t in said)
+
+
+_TOKENS = ApproxTokenCounter()
+
+
+def visible_tokens(m: Message) -> int:
+    """About how many tokens of a message the model reads (the assistant's turns are cut)."""
+    return _TOKENS.count(m.content[:ASSISTANT_CHARS + 4] if m.role == "assistant" else m.content)
 
 
 @dataclass
@@ -102,24 +136,47 @@ class ExtractionWorker(BackgroundWorker):
                     start = end
         return out
 
-    def next_job(self, final: bool) -> tuple[str, Session, int, int] | None:
-        windows = self.pending(final)
-        return windows[0] if windows else None
+    def next_job(self, final: bool, namespace: str | None = None) -> tuple[str, Session, int, int] | None:
+        """The oldest pending window, merged with the next ones of its session while their text
+        stays within ``extract_budget_tokens``: fewer, fuller model calls when a backlog builds up
+        (a bulk import, a burst of short turns); a window that arrives alone is sent alone."""
+        windows = self.pending(final, namespace)
+        if not windows:
+            return None
+        ns, session, start, end = windows[0]
+        budget = self.parts.settings.extract_budget_tokens
+        follow = [w for w in windows[1:] if w[0] == ns and w[1].id == session.id]
+        if budget <= 0 or not follow:
+            return windows[0]
+        last = follow[-1][3]
+        msgs = [m for m in self.parts.store.query(ns, "message", session_id=session.id, seq_range=(start, last),
+                                                  newest_first=False, limit=last - start) if isinstance(m, Message)]
+        size = {m.seq: visible_tokens(m) for m in msgs}
+        used = sum(size.get(q, 0) for q in range(start, end))
+        for _, _, s2, e2 in follow:
+            more = sum(size.get(q, 0) for q in range(s2, e2))
+            if s2 != end or used + more > budget:
+                break
+            used, end = used + more, e2
+        return ns, session, start, end
 
     def run_job(self, job: tuple[str, Session, int, int]) -> None:
         ns, session, start, end = job
         self.process(ns, session.id, start, end)
 
     def run_pending(self, *, final: bool = True, namespace: str | None = None, progress: Progress | None = None) -> int:
-        """Extract pending windows in the calling thread; returns how many were processed."""
-        windows = self.pending(final, namespace)
+        """Extract pending windows in the calling thread; returns how many model windows (merged
+        ones count once) were processed."""
+        total = len(self.pending(final, namespace))
         if progress is not None:
-            progress(0, len(windows))
-        for i, (ns, session, start, end) in enumerate(windows, 1):
-            self.process(ns, session.id, start, end)
+            progress(0, total)
+        done = 0
+        while (job := self.next_job(final, namespace)) is not None:
+            self.run_job(job)
+            done += 1
             if progress is not None:
-                progress(i, len(windows))
-        return len(windows)
+                progress(total - len(self.pending(final, namespace)), total)
+        return done
 
     def status(self, namespace: str | None) -> dict[str, Any]:
         """What ``Memory.extraction_status`` reports."""
@@ -161,7 +218,7 @@ class ExtractionWorker(BackgroundWorker):
         t0 = time.perf_counter()
         extraction: Extraction | None = None
         error = ""
-        if not msgs or is_trivial(msgs):
+        if not msgs or is_uninformative(msgs):
             entry["skipped"] = True
         else:
             try:

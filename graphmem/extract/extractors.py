@@ -17,6 +17,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..errors import ExtractionError, ModelLoadError
 from ..models import MemoryRecord, Message
+from ..text import keywords
 from .model import load_llama
 from .schema import WIRE_SCHEMA, Extraction, parse_wire
 
@@ -49,6 +50,30 @@ Example reply:
 {"r":"Ana teaches a workflow and states a health fact.","m":[{"t":"Ana is diabetic","k":"fact","s":"Ana","p":"health_condition","o":"diabetes","i":5,"c":"u","n":[1]}],"e":[{"n":"Ana","y":"person"}],"ep":"Ana explained how to back up the wiki and mentioned her diabetes.","pr":[{"task":"back up the wiki","steps":["stop the server","copy the data folder","start the server again"]}]}"""
 
 
+def example_memories(prompt: str = SYSTEM_PROMPT) -> list[str]:
+    """The memory sentences of the prompt's example replies: none may ever be stored unless
+    the window itself says it."""
+    out = []
+    for line in prompt.splitlines():
+        if line.startswith('{"') and '"m":' in line:
+            out += [m["t"] for m in json.loads(line)["m"]]
+    return out
+
+
+def copies_an_example(text: str, window: str, prompt: str = SYSTEM_PROMPT) -> str | None:
+    """The example sentence a memory copies (most of its key words, which the window does not
+    have), or None."""
+    own = set(keywords(text))
+    said = set(keywords(window)) | {window.casefold()}
+    for example in example_memories(prompt):
+        theirs = set(keywords(example))
+        shared = own & theirs
+        if shared and len(shared) * 2 >= len(own | theirs) and any(k not in said and k not in window.casefold()
+                                                                   for k in shared):
+            return example
+    return None
+
+
 @dataclass
 class Completion:
     text: str
@@ -74,15 +99,25 @@ class Extractor(Protocol):
 
 def format_window(messages: Sequence[Message], known: Sequence[MemoryRecord] = ()) -> str:
     """The user turn of the prompt: related memories already known (so the model reuses their
-    subject and predicate when something changes), the window's date and its turns."""
+    subject and predicate when something changes), the window's date and its turns, the
+    assistant's cut to their first 160 characters (prompt tokens are a window's other cost)."""
     lines = []
     triples = [f"- {m.subject} | {m.predicate} | {m.object}" for m in known if m.subject and m.predicate and m.object]
     if triples:
         lines += ["Known memories:", *triples]
     day: datetime = messages[0].created_at
     lines.append(f"Date: {day:%Y-%m-%d}")
-    lines += [f"{i} [{m.speaker or m.role}] {m.content}" for i, m in enumerate(messages, 1)]
+    lines += [f"{i} [{m.speaker or m.role}] {_context(m) if m.role == 'assistant' else m.content}"
+              for i, m in enumerate(messages, 1)]
     return "\n".join(lines)
+
+
+ASSISTANT_CHARS = 160  # the assistant's turns are context only: their start is enough to read the user's reply
+
+
+def _context(m: Message) -> str:
+    text = " ".join(m.content.split())
+    return text if len(text) <= ASSISTANT_CHARS else text[:ASSISTANT_CHARS].rsplit(" ", 1)[0] + " ..."
 
 
 class InvalidOutput(ExtractionError):

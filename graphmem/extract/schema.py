@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .checks import canonical_predicate
+
 KINDS = ("fact", "preference", "event", "plan", "relationship", "skill", "other")
 ENTITY_TYPES = ("person", "org", "place", "thing", "concept", "event", "other")
 SOURCES = {"u": "user_stated", "i": "inferred", "o": "observed"}
@@ -136,7 +138,8 @@ def parse_wire(data: Any) -> Extraction:
             importance = min(5, max(1, int(raw.get("i", 3))))
             memories.append(ExtractedMemory(
                 text=str(raw.get("t", "")), kind=kind if kind in KINDS else "other",
-                subject=triple[0], predicate=normalise_predicate(triple[1]) if triple[1] else None, object=triple[2],
+                subject=triple[0], predicate=canonical_predicate(normalise_predicate(triple[1])) if triple[1] else None,
+                object=triple[2],
                 importance=(importance - 1) / 4, source=SOURCES.get(str(raw.get("c", "i")), "inferred"),
                 turns=[n for n in (raw.get("n") or []) if isinstance(n, int) and not isinstance(n, bool)][:3],
             ))

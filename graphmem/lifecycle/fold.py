@@ -9,15 +9,19 @@ from typing import Any
 
 import numpy as np
 
+from ..extract.checks import grounded, replaced_terms, resolve_subject, speaker_of, unconfirmed_assistant_words
+from ..extract.extractors import copies_an_example
 from ..extract.schema import ExtractedMemory, Extraction
 from ..models import Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, Node, Session, Status, utcnow
 from ..text import keywords, normalise_name
+from ..text.when import time_span
 from .builders import GraphBuilder
 from .parts import Parts
 from .rules import Decision, Fact, decide, fact_of, merge_candidate, restates_a_step
 
-KNOWN_IN_PROMPT = 5  # related memories shown to the model with each window
+KNOWN_IN_PROMPT = 5  # related memories shown to the model with each window, by meaning
 KNOWN_MIN_COS = 0.3
+KNOWN_BY_WORDS = 3  # ... and by shared words
 SIMILAR_FOR_RULES = 8  # stored memories each candidate is checked against
 SUMMARY_EPISODES = 6  # L1 keeps the newest episode summaries of the session
 # A workflow is only taken when the window reads like one: small models invent procedures
@@ -26,6 +30,10 @@ _SEQUENCE_CUES = re.compile(
     r"\b(first|then|next|after that|afterwards|finally|step|steps)\b|首先|然后|接着|之后|最后|第[一二三四五]步|步骤",
     re.IGNORECASE,
 )
+
+
+_FUTURE = re.compile(r"\b(will|going to|plans?|planning|next|upcoming|soon|tomorrow|flies|flying)\b|要|将|计划|打算|准备|下周|下个|明天|明年",
+                     re.IGNORECASE)
 
 
 @dataclass
@@ -37,7 +45,7 @@ class Folded:
     vectors: list[np.ndarray | None] = field(default_factory=list)
     edges: list[Edge] = field(default_factory=list)
     summary: str = ""
-    report: dict[str, Any] = field(default_factory=lambda: {"added": [], "merged": [], "superseded": []})
+    report: dict[str, Any] = field(default_factory=lambda: {"added": [], "merged": [], "superseded": [], "dropped": []})
 
     def add(self, node: Node, vector: np.ndarray | None) -> None:
         self.nodes.append(node)
@@ -50,33 +58,56 @@ class WindowFolder:
         self.builder = builder
 
     def known(self, namespace: str, msgs: list[Message]) -> list[MemoryRecord]:
-        """The active memories closest to the window, shown to the model as known facts."""
+        """The active memories the window may change, shown to the model as known facts: the
+        closest by meaning and the ones sharing its words (a name, a place, "Django"), which a
+        short changed-value turn is often too far from by meaning alone."""
         store = self.parts.store
-        vec = self.parts.embedder.embed([" ".join(m.content for m in msgs)])[0]
-        hits = store.vector_search(namespace, "memory", vec, KNOWN_IN_PROMPT, [Status.active])
-        found = {r.id: r for r in store.get(namespace, [i for i, c in hits if c >= KNOWN_MIN_COS])}
-        return [found[i] for i, _ in hits if i in found and isinstance(found[i], MemoryRecord)]
+        text = " ".join(m.content for m in msgs)
+        vec = self.parts.embedder.embed([text])[0]
+        hits = [i for i, c in store.vector_search(namespace, "memory", vec, KNOWN_IN_PROMPT, [Status.active])
+                if c >= KNOWN_MIN_COS]
+        user_text = " ".join(m.content for m in msgs if m.role != "assistant")
+        if user_text.strip():
+            hits += [i for i, _ in store.keyword_search(namespace, "memory", user_text, KNOWN_BY_WORDS, [Status.active])]
+        ids = list(dict.fromkeys(hits))[:KNOWN_IN_PROMPT + KNOWN_BY_WORDS]
+        found = {r.id: r for r in store.get(namespace, ids)}
+        return [found[i] for i in ids if isinstance(found.get(i), MemoryRecord)]
 
     def fold(self, namespace: str, session: Session, msgs: list[Message], extraction: Extraction) -> Folded:
         """Must run under the write lock: it reads what it will replace."""
         settings, embedder, store = self.parts.settings, self.parts.embedder, self.parts.store
         now = utcnow()
         out = Folded()
-        types = {normalise_name(e.name): e.type for e in extraction.entities}
+        types = {normalise_name(t.name): t.type for tags in self.parts.tagger.tag_many([m.content for m in msgs])
+                 for t in tags}
+        types.update({normalise_name(e.name): e.type for e in extraction.entities})  # older replies name them
         window_text = " ".join(m.content for m in msgs)
-        procedures = [p for p in extraction.procedures if _SEQUENCE_CUES.search(window_text)]
+        procedures = [p for p in extraction.procedures if _SEQUENCE_CUES.search(window_text)
+                      and grounded(None, p.task, p.task, msgs) is None]
         taught = [(p.task, p.steps) for p in procedures]
-        admitted = [m for m in extraction.memories if m.importance >= settings.admission_threshold
-                    and not restates_a_step(m.text, m.subject, taught)]
-        inputs = [_memory_input(m, msgs, types) for m in admitted]
+        admitted = []
+        for m in extraction.memories:
+            turns = source_turns(m, msgs)
+            m = m.model_copy(update={"subject": resolve_subject(m.subject, speaker_of(turns) or speaker_of(msgs))})
+            copied = copies_an_example(m.text, " ".join(f"{x.speaker}: {x.content}" for x in msgs))
+            why = (f"copies the prompt's example {copied!r}" if copied
+                   else "the assistant's words, not taken up by the user" if unconfirmed_assistant_words(turns, msgs)
+                   else grounded(m.subject, m.object, m.text, msgs))
+            if why:
+                out.report["dropped"].append({"text": m.text, "why": why})
+            elif m.importance >= settings.admission_threshold and not restates_a_step(m.text, m.subject, taught):
+                admitted.append((m, turns))
+        inputs = [_memory_input(m, turns, types) for m, turns in admitted]
+        replaces = [replaced_terms(turns) for _, turns in admitted]
+        admitted = [m for m, _ in admitted]
         vecs = embedder.embed([i.text for i in inputs]) if inputs else np.zeros((0, embedder.dim))
 
         plan: list[tuple[MemoryIn, Decision]] = []
         pool: list[tuple[Fact, np.ndarray]] = []  # this window's accepted candidates
-        for inp, vec in zip(inputs, vecs):
+        for inp, vec, changed in zip(inputs, vecs, replaces):
             similar = self._similar(namespace, vec) + [(f, float(v @ vec)) for f, v in pool]
             similar.sort(key=lambda fc: -fc[1])
-            d = decide(fact_of("", inp.text, inp.subject, inp.predicate, inp.object), similar)
+            d = decide(fact_of("", inp.text, inp.subject, inp.predicate, inp.object), similar, changed)
             if d.action != "merge":
                 pool.append((fact_of(f"new:{len(pool)}", inp.text, inp.subject, inp.predicate, inp.object), vec))
             if d.target and d.target.startswith("new:"):
@@ -84,6 +115,8 @@ class WindowFolder:
                     continue  # says again what this window already said
                 d = Decision("add")
             plan.append((inp, d))
+        restated = {d.target for _, d in plan if d.action == "merge"}  # the window says it again: it stands
+        plan = [(inp, Decision("add") if d.action == "supersede" and d.target in restated else d) for inp, d in plan]
 
         fresh = [inp for inp, d in plan if d.action != "merge"]
         if fresh:
@@ -127,6 +160,9 @@ class WindowFolder:
         out.add(episode, embedder.embed([episode.summary])[0])
         out.edges += ep_edges
         named = {e.target for e in out.edges if e.type is EdgeType.MENTIONS and e.source in produced}
+        kept = [i for i in produced if i in olds]  # merged into a stored memory: what it names is already linked
+        if kept:
+            named |= {e.target for e in store.edges(namespace, kept, types=[EdgeType.MENTIONS])}
         out.edges += [Edge(namespace=namespace, source=episode.id, type=EdgeType.MENTIONS, target=t, key="mention",
                            props={"role": "mention"}) for t in sorted(named)]  # what its memories name
 
@@ -156,9 +192,10 @@ class WindowFolder:
         return [(fact_of(r.id, r.text, r.subject, r.predicate, r.object), cos) for i, cos in hits if (r := recs.get(i))]
 
 
-def _memory_input(m: ExtractedMemory, msgs: list[Message], types: dict[str, str]) -> MemoryIn:
-    """An extracted memory as a write input: its entities typed by the extraction, its
-    provenance the window's messages, valid from the conversation's time."""
+def _memory_input(m: ExtractedMemory, turns: list[Message], types: dict[str, str]) -> MemoryIn:
+    """An extracted memory as a write input: its entities typed by the tagger (or the
+    extraction), its provenance the turns it comes from, valid from the past time it states
+    ("since last month", "三个月前") or else from when it was said."""
     named = {normalise_name(n) for n in (m.subject, m.object) if n}
     text = m.text.casefold()
     entities = [EntityIn(name=n, type=types.get(normalise_name(n), "thing")) for n in (m.subject, m.object) if n]
@@ -168,10 +205,13 @@ def _memory_input(m: ExtractedMemory, msgs: list[Message], types: dict[str, str]
     unique: dict[str, EntityIn] = {}
     for e in entities:
         unique.setdefault(normalise_name(e.name), e)
+    said_at = turns[-1].created_at
+    # "moved to Oslo last month": true since then; a plan ("flies to Nairobi in December") from now
+    span = None if m.kind == "plan" or _FUTURE.search(m.text) else time_span(m.text, said_at)
     return MemoryIn(
         text=m.text, category=m.kind, subject=m.subject, predicate=m.predicate, object=m.object,
         importance=m.importance, source=m.source, entities=list(unique.values()),
-        source_message_ids=[x.id for x in source_turns(m, msgs)], valid_at=msgs[-1].created_at,
+        source_message_ids=[x.id for x in turns], valid_at=span[0] if span and span[1] <= said_at else said_at,
     )
 
 

@@ -5,10 +5,13 @@ What to do with a candidate memory given the similar memories already stored:
 
 - merge (duplicate): keyword Jaccard >= 0.6 with >= 3 shared keywords, the same
   subject-predicate-object, or a near paraphrase (cosine >= 0.9);
-- supersede (override): same subject and predicate with a new object, or the same endpoints
-  with a new predicate, *and* about the same thing: cosine >= 0.55, or >= 0.2 when the
-  predicate names one attribute (``prefers_language``, not a bare ``prefers``). Two memories
-  that merely look alike never supersede each other;
+- supersede (override): the candidate's turn says a value changed ("switched from coffee",
+  "Django is gone", "不再", "搬出") and names the stored value (cosine >= 0.2); or the same
+  subject and predicate with a new object, unless the attribute holds many values at once
+  (``learning``, ``has_pet``, ``likes``); or the same endpoints with the opposite predicate of
+  one relation (likes -> dislikes, dating -> married_to); in both *and* about the same thing:
+  cosine >= 0.55, or >= 0.2 when the predicate names one attribute (``prefers_language``, not
+  a bare ``prefers``). Two memories that merely look alike never supersede each other;
 - add (coexist): everything else.
 
 What happens to a stored memory over time (``LifecycleSettings`` holds the numbers):
@@ -34,6 +37,7 @@ from typing import Any, Literal
 from ..models import SOURCE_CONFIDENCE, MemoryIn, MemoryRecord, Status
 from ..retrieve.scoring import frequency, recency
 from ..settings import LifecycleSettings, RecallOptions
+from ..extract.checks import MULTI_VALUED, names_all, predicate_family
 from ..extract.schema import normalise_predicate
 from ..text import keywords, normalise_name
 
@@ -79,23 +83,52 @@ def _same(a: str | None, b: str | None, predicate: bool = False) -> bool:
     return _predicate(a) == _predicate(b) if predicate else _name(a) == _name(b)
 
 
-def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]]) -> Decision:
-    """``similar``: stored active memories with their cosine to the candidate, best first."""
+def same_subject(a: str | None, b: str | None) -> bool:
+    """One person named in full or by first name ("Daniel" and "Daniel Ortiz")."""
+    if _same(a, b):
+        return True
+    if not a or not b:
+        return False
+    x, y = sorted((_name(a).split(), _name(b).split()), key=len)
+    return len(x) >= 1 and len(y) > len(x) and y[:len(x)] == x
+
+
+def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: frozenset[str] = frozenset()) -> Decision:
+    """``similar``: stored active memories with their cosine to the candidate, best first.
+    ``replaces``: the key words of the candidate's turns when they say a value changed
+    ("switched from coffee", "不再用 Django"); a stored fact of the same subject whose value they
+    name is replaced whatever its predicate."""
     for old, cos in similar:
         why = is_duplicate(candidate, old, cos)
         if why:
             return Decision("merge", old.id, why)
     for old, cos in similar:
+        if not same_subject(candidate.subject, old.subject):
+            continue
+        if replaces and cos >= SPECIFIC_TOPIC_COS and _named_as_replaced(candidate, old, replaces):
+            return Decision("supersede", old.id, f"the window replaces {old.object}: {old.object} -> {candidate.object}")
         # a specific predicate (prefers_language) names one attribute; a bare verb (prefers,
         # likes, has) covers many, so only a memory about the same thing may be replaced
         specific = "_" in normalise_predicate(candidate.predicate or "")
-        if cos < (SPECIFIC_TOPIC_COS if specific else SAME_TOPIC_COS) or not _same(candidate.subject, old.subject):
+        if cos < (SPECIFIC_TOPIC_COS if specific else SAME_TOPIC_COS):
             continue
-        if _same(candidate.predicate, old.predicate, True) and not _same(candidate.object, old.object):
+        if (_same(candidate.predicate, old.predicate, True) and not _same(candidate.object, old.object)
+                and _predicate(candidate.predicate or "") not in MULTI_VALUED):
             return Decision("supersede", old.id, f"{old.predicate}: {old.object} -> {candidate.object}")
-        if _same(candidate.object, old.object) and candidate.predicate and not _same(candidate.predicate, old.predicate, True):
+        if (_same(candidate.object, old.object) and candidate.predicate and not _same(candidate.predicate, old.predicate, True)
+                and predicate_family(_predicate(candidate.predicate)) is not None
+                and predicate_family(_predicate(candidate.predicate)) == predicate_family(_predicate(old.predicate or ""))):
             return Decision("supersede", old.id, f"{old.subject} -> {old.object}: {old.predicate} -> {candidate.predicate}")
     return Decision("add")
+
+
+def _named_as_replaced(candidate: Fact, old: Fact, replaces: frozenset[str]) -> bool:
+    """The candidate's change turn names the old value, which is not the candidate's own value
+    ("prefers Julia over Python" replaces Python)."""
+    if not old.object or _same(candidate.object, old.object):
+        return False
+    value = set(keywords(old.object))
+    return names_all(value, replaces) and not value <= set(keywords(candidate.object or ""))
 
 
 def fact_of(record_id: str, text: str, s: str | None, p: str | None, o: str | None) -> Fact:
@@ -105,9 +138,9 @@ def fact_of(record_id: str, text: str, s: str | None, p: str | None, o: str | No
 def is_duplicate(a: Fact, b: Fact, cos: float, paraphrase_cos: float = PARAPHRASE_COS) -> str | None:
     """Why two facts are one (merge), or None. Never two values of one attribute (same
     subject and predicate, another object), never facts about two different subjects."""
-    if a.subject and b.subject and not _same(a.subject, b.subject):
+    if a.subject and b.subject and not same_subject(a.subject, b.subject):
         return None
-    same_sp = _same(a.subject, b.subject) and _same(a.predicate, b.predicate, True)
+    same_sp = same_subject(a.subject, b.subject) and _same(a.predicate, b.predicate, True)
     same_triple = same_sp and _same(a.object, b.object)
     if same_sp and a.object and b.object and not same_triple:
         return None  # a new value for the same attribute is never a duplicate, however alike the words
@@ -128,6 +161,8 @@ def restates_a_step(text: str, subject: str | None, procedures: Sequence[tuple[s
     if not own:
         return False
     for task, steps in procedures:
+        if len(own & set(keywords(" ".join(steps)))) / len(own) >= 0.6:  # the steps retold in one sentence
+            return True
         for part in (task, *steps):
             step = set(keywords(part))
             shared = len(own & step)

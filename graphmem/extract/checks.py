@@ -1,0 +1,177 @@
+"""Checks on what the model extracted, against the window it came from: plain rules, no model.
+
+- ``resolve_subject``: "I", "the user", "用户", "我" become the speaker's name, so a fact said in
+  one session and changed in another meet on their subject;
+- ``grounded``: a fact's subject and its object's key words must occur in the window; what the
+  model copied from the prompt's examples or made up is dropped;
+- ``canonical_predicate``: a small vocabulary of English and Chinese synonyms, so the same
+  attribute gets the same predicate whatever the wording (``write_backend``/``use_backend``,
+  ``住在``/``lives_in``);
+- ``replaced_terms``: the key words of a turn that says a value changed ("switched from coffee",
+  "Django is gone", "不再用", "搬出北京"): the stored facts it names are the ones replaced.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ..models import Message
+from ..text import keywords
+
+SELF = frozenset({"i", "me", "myself", "user", "the user", "speaker", "the speaker", "我", "我自己", "用户", "本人"})
+
+# canonical predicate -> its synonyms (normalised snake_case; Chinese as written)
+VOCABULARY: dict[str, tuple[str, ...]] = {
+    "lives_in": ("live_in", "living_in", "resides_in", "residence", "home", "home_city", "location", "located_in",
+                 "based_in", "moved_to", "relocated_to", "city", "住在", "居住", "住", "搬到", "定居"),
+    "works_at": ("work_at", "working_at", "works_for", "work_for", "employer", "employed_at", "employed_by",
+                 "company", "job_at", "workplace", "joined", "在_工作", "工作于", "公司", "就职于", "任职于"),
+    "works_as": ("job", "job_title", "occupation", "profession", "role", "position", "title", "is_a", "works_as_a",
+                 "职业", "工作", "职位", "担任"),
+    "uses_backend": ("backend", "backend_framework", "write_backend", "writes_backend", "use_backend",
+                     "backend_language", "backend_stack", "framework"),
+    "drinks": ("morning_drink", "drinks_in_morning", "morning_beverage", "starts_day_with", "starts_morning_with",
+                      "morning_habit", "drinks", "drink", "beverage", "prefers_drink", "favourite_drink",
+                      "favorite_drink", "早上喝", "喝", "drinks_every_morning"),
+    "drives": ("car", "owns_car", "vehicle", "drives_car", "开", "开车"),
+    "favourite_team": ("favorite_team", "supports", "supports_team", "team", "football_team", "喜欢的球队", "支持"),
+    "allergic_to": ("allergy", "allergies", "has_allergy", "过敏"),
+    "learning": ("learns", "studies", "studying", "is_learning", "learning_language", "学", "学习", "在学"),
+    "has_pet": ("pet", "has_cat", "has_dog", "owns_pet", "cat", "dog", "养"),
+}
+_CANON = {syn: canon for canon, syns in VOCABULARY.items() for syn in (canon, *syns)}
+
+# Attributes that hold many values at once: a new value is added beside the others, and
+# replaces one only when the window says so (a change cue naming it).
+MULTI_VALUED = frozenset({"learning", "has_pet", "allergic_to", "likes", "dislikes", "loves", "enjoys", "plays",
+                          "has_child", "speaks", "hobby", "hobbies", "visited", "owns", "knows", "friend_of"})
+
+# Predicates whose opposite values replace each other for the same endpoints (likes -> dislikes sushi).
+SENTIMENT = frozenset({"likes", "loves", "enjoys", "prefers", "dislikes", "hates", "avoids", "favourite", "favorite",
+                       "喜欢", "不喜欢", "讨厌"})
+RELATIONSHIP = frozenset({"dating", "dates", "married_to", "engaged_to", "divorced_from", "partner", "partner_of",
+                          "boyfriend", "girlfriend", "husband", "wife", "spouse", "ex", "ex_partner"})
+
+_CHANGE_CUES = re.compile(
+    r"\b(switch(ed|ing)?|chang(e|ed|ing)|mov(ed|ing) (out|away|to|from)|relocat(ed|ing)|left|quit|sold|replac(ed|ing)|"
+    r"stopp?(ed|ing)?|no longer|not any ?more|instead|gone|used to|formerly|gave up|rewr(ote|itten)|dropp?(ed)?|"
+    r"broke up|divorced)\b|"
+    r"改成|改喝|改上|改到|改用|换成|换了|换到|换工作|不再|离开|搬出|搬到|调到|卖了|戒了|不去|不用|别喝|辞职|离职|以前|原来|分手",
+    re.IGNORECASE,
+)
+
+
+def canonical_predicate(predicate: str | None) -> str | None:
+    if not predicate:
+        return predicate
+    return _CANON.get(predicate, predicate)
+
+
+def predicate_family(predicate: str | None) -> str | None:
+    """'sentiment' or 'relationship' for predicates that flip between values of one relation."""
+    if not predicate:
+        return None
+    head = predicate.split("_")[0]
+    if predicate in SENTIMENT or head in SENTIMENT:
+        return "sentiment"
+    if predicate in RELATIONSHIP or head in RELATIONSHIP:
+        return "relationship"
+    return None
+
+
+def speaker_of(turns: Sequence[Message]) -> str | None:
+    """The name of the user who spoke the turns (the first non-assistant speaker)."""
+    return next((m.speaker or None for m in turns if m.role != "assistant" and m.speaker), None)
+
+
+def resolve_subject(subject: str | None, speaker: str | None) -> str | None:
+    """'I', 'the user', '我' and the like become the speaker's name when it is known."""
+    if subject and speaker and subject.strip().casefold() in SELF:
+        return speaker
+    return subject
+
+
+def _occurs(term_keywords: Sequence[str], window_keywords: set[str], window_text: str) -> float:
+    """The share of a term's keywords found in the window (as keywords, or as text for
+    Chinese, whose segmentation differs between a phrase and its sentence)."""
+    if not term_keywords:
+        return 1.0
+    found = sum(1 for k in term_keywords if k in window_keywords or k in window_text)
+    return found / len(term_keywords)
+
+
+def grounded(subject: str | None, obj: str | None, text: str, msgs: Sequence[Message]) -> str | None:
+    """Why a fact is not grounded in its window, or None when it is: its subject must be a
+    speaker or named in the window (or be "I"/"the user"), and at least half the key words of
+    its object (of its text, without the subject, when it has no object) must occur there."""
+    speakers = {(m.speaker or "").casefold() for m in msgs}
+    window_text = " ".join([*speakers, *(m.content for m in msgs)]).casefold()  # a speaker is named by speaking
+    window_kw = set(keywords(" ".join(speakers))).union(*(set(m.keywords or keywords(m.content)) for m in msgs))
+    if subject and subject.strip().casefold() not in SELF | speakers:
+        words = keywords(subject)
+        if words and _occurs(words, window_kw, window_text) == 0:
+            return f"subject {subject!r} is not in the window"
+    own = keywords(obj) if obj else sorted(set(keywords(text)) - set(keywords(subject or "")))
+    if _occurs(own, window_kw, window_text) < 0.5:
+        return f"{'object ' + repr(obj) if obj else 'its words'} not in the window"
+    return None
+
+
+_HAN_RUN = re.compile(r"[\u3400-\u9fff]+")
+_CLAUSES = re.compile(r"[,;:.!?，。；：！？]")
+
+
+_CONFIRM = re.compile(
+    r"\b(yes|yeah|yep|sure|perfect|exactly|correct|right|agreed|booked|bought|ordered|done|will do|sounds good|"
+    r"let's do|i'll take|i'll go with|i will)\b|好的|好，|好,|是的|对|没错|就这个|就它|订了|买了|可以",
+    re.IGNORECASE,
+)
+
+
+def unconfirmed_assistant_words(turns: Sequence[Message], msgs: Sequence[Message]) -> bool:
+    """A memory all of whose turns are the assistant's, and the user's next turn does not
+    take it up ("Perfect, I booked it", "好，我订了"): the assistant's suggestion or claim,
+    not something the user said."""
+    if not turns or any(t.role != "assistant" for t in turns):
+        return False
+    last = max(msgs.index(t) for t in turns if t in msgs) if any(t in msgs for t in turns) else len(msgs)
+    reply = next((m for m in msgs[last + 1:] if m.role != "assistant"), None)
+    return reply is None or not _CONFIRM.search(reply.content)
+
+
+def replaced_terms(turns: Sequence[Message]) -> frozenset[str]:
+    """The key words (and the runs of Chinese text) of the user's turns that say a value
+    changed, without their clauses that keep one ("still", "还是"): a stored fact of the same
+    subject whose object they name is replaced, even under another predicate."""
+    out: set[str] = set()
+    for m in turns:
+        if m.role != "assistant" and _CHANGE_CUES.search(m.content):
+            for clause in _CLAUSES.split(m.content):
+                if not keeps_a_value(clause):  # "..., still a product manager": that value stays
+                    out |= terms_of(clause)
+    return frozenset(out)
+
+
+def terms_of(text: str) -> frozenset[str]:
+    """A text's key words and its runs of Chinese text, for ``names_all``."""
+    return frozenset(keywords(text)) | frozenset(_HAN_RUN.findall(text))
+
+
+def names_all(value: set[str], terms: frozenset[str]) -> bool:
+    """Every key word of a value is among ``terms``; a Chinese one may also sit inside a run
+    of Chinese text (segmentation differs between a phrase and its sentence)."""
+    return bool(value) and all(k in terms or (_HAN_RUN.fullmatch(k) and any(k in t for t in terms)) for k in value)
+
+
+_CONTINUITY = re.compile(r"\b(still|as before|same|continues?|remains?)\b|还是|仍然|仍|依然|继续|照样", re.IGNORECASE)
+
+
+def keeps_a_value(text: str) -> bool:
+    """A sentence that says something stays as it was ("still a product manager", "还是")."""
+    return _CONTINUITY.search(text) is not None
+
+
+def is_past_or_changed(text: str) -> bool:
+    """A memory that states a value as past or left ("used to live in Madrid", "left Riverside")."""
+    return _CHANGE_CUES.search(text) is not None
