@@ -83,7 +83,7 @@ def main() -> None:
         k = 1000 / n
         print(f"| {lang} | {n} | {windows} | {sent} | {calls * k:.0f} | {cpu * k:,.0f} | {wall * k:,.0f} | "
               f"{pt * k:,.0f} | {ot * k:,.0f} | {memories * k:.0f} |")
-    print(f"\n{extractor.name}, {settings.llm_threads or 'all'} threads; one run")
+    print(f"\n{extractor.name}, {settings.llm_threads or 'llama.cpp default'} generation threads; one run")
 
 
 if __name__ == "__main__":

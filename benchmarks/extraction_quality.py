@@ -136,6 +136,8 @@ class Cost:
         self.messages += messages
         for e in entries:
             self.dropped += len(e.get("dropped", []))
+            if e.get("error"):  # no usable reply even after the retry: sent, and not valid
+                self.sent += 1
             if e.get("calls"):
                 self.sent += 1
                 self.calls += e["calls"]
