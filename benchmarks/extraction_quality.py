@@ -151,29 +151,39 @@ class Cost:
 
 class OncePerRun(RecordingExtractor):
     """With a live model: every prompt is asked once per run (the conflict cases of one person
-    share their first window's prompt), then answered from what it said."""
+    share their first window's prompt), then answered from what it said. With ``autosave`` the
+    recordings are written after every reply the model gives, so a long run that is stopped keeps
+    what it paid for."""
+
+    def __init__(self, *args: Any, autosave: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.autosave = autosave
 
     def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int) -> Completion:
         from graphmem.scripts.recording import prompt_key
 
         key = prompt_key(system, user)
         if self.refresh and key in self.recordings.cpu:
-            rec = self.recordings.data[key]
-            self.recordings.used.add(key)
-            return Completion(rec["reply"], rec.get("prompt_tokens", 0), rec.get("output_tokens", 0))
-        return super().complete(system, user, schema, max_tokens)
+            return self.recordings.replay(key)
+        asked = key in self.recordings.cpu
+        out = super().complete(system, user, schema, max_tokens)
+        if self.autosave and key in self.recordings.cpu and not asked:
+            self.recordings.save(only_used=False)
+        return out
 
 
-def open_memory(path: Path, recordings: CostedRecordings, live: bool, fill: bool = False) -> Memory:
+def open_memory(path: Path, recordings: CostedRecordings, live: bool, fill: bool = False,
+                record: bool = False) -> Memory:
     """``live``: every prompt goes to the model (once per run); ``fill``: only the prompts
-    without a recorded reply do; neither: replay only."""
+    without a recorded reply do; neither: replay only. ``record``: save after every reply."""
     settings = Settings(extraction="manual")
     inner = None
     if live or fill:
         from graphmem.engine.extraction import make_extractor
 
         inner = TimedExtractor(make_extractor(settings), recordings)
-    return Memory(path, settings=settings, extractor=OncePerRun(recordings, inner, refresh=live))
+    return Memory(path, settings=settings, extractor=OncePerRun(recordings, inner, refresh=live,
+                                                                     autosave=record))
 
 
 def messages(turns: list, start: datetime, session: str) -> list[dict]:
@@ -390,7 +400,8 @@ def evaluate(*, live: bool = False, fill: bool = False, record: bool = False,
         conflicts = {**conflicts, "cases": conflicts["cases"][:limit // 2] + conflicts["cases"][20:20 + limit // 2]}
     recordings = CostedRecordings(recorded)
     out: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as tmp, open_memory(Path(tmp) / "eval.db", recordings, live, fill) as mem:
+    with tempfile.TemporaryDirectory() as tmp, open_memory(Path(tmp) / "eval.db", recordings, live, fill,
+                                                                  record) as mem:
         if "windows" in parts:
             out["windows"] = run_windows(mem, recordings, windows)
         if "conflicts" in parts:

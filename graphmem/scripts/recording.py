@@ -27,6 +27,12 @@ class Recordings:
         data = {k: v for k, v in self.data.items() if k in self.used} if only_used else self.data
         self.path.write_text(json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
+    def replay(self, key: str) -> Completion:
+        """The recorded reply for ``key`` (marked as used)."""
+        self.used.add(key)
+        rec = self.data[key]
+        return Completion(rec["reply"], rec.get("prompt_tokens", 0), rec.get("output_tokens", 0))
+
 
 class RecordingExtractor:
     """Answers from the recordings; a prompt not recorded goes to ``live`` (and is recorded)
@@ -42,9 +48,8 @@ class RecordingExtractor:
     def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int) -> Completion:
         key = prompt_key(system, user)
         self.recordings.used.add(key)
-        rec = self.recordings.data.get(key)
-        if rec is not None and not (self.refresh and self.live is not None):
-            return Completion(rec["reply"], rec.get("prompt_tokens", 0), rec.get("output_tokens", 0))
+        if key in self.recordings.data and not (self.refresh and self.live is not None):
+            return self.recordings.replay(key)
         if self.live is None:
             raise ConfigurationError(
                 f"no recorded model reply for this window in {self.recordings.path}; run the scripts with "
