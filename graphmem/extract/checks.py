@@ -54,7 +54,7 @@ RELATIONSHIP = frozenset({"dating", "dates", "married_to", "engaged_to", "divorc
                           "boyfriend", "girlfriend", "husband", "wife", "spouse", "ex", "ex_partner"})
 
 _CHANGE_CUES = re.compile(
-    r"\b(switch(ed|ing)?|chang(e|ed|ing)|mov(ed|ing) (out|away|to|from)|relocat(ed|ing)|left|quit|sold|replac(ed|ing)|"
+    r"\b(switch(ed|ing)?|chang(e|ed|ing)|mov(ed|ing) (out|away|to|from)|relocat(ed|ing)|left|leav(e|es|ing)|quit|sold|replac(ed|ing)|"
     r"stopp?(ed|ing)?|no longer|not any ?more|instead|gone|used to|formerly|gave up|rewr(ote|itten)|dropp?(ed)?|"
     r"broke up|divorced)\b|"
     r"改成|改喝|改上|改到|改用|换成|换了|换到|换工作|不再|离开|搬出|搬到|调到|卖了|戒了|不去|不用|别喝|辞职|离职|以前|原来|分手",
@@ -164,12 +164,17 @@ def names_all(value: set[str], terms: frozenset[str]) -> bool:
     return bool(value) and all(k in terms or (_HAN_RUN.fullmatch(k) and any(k in t for t in terms)) for k in value)
 
 
-_CONTINUITY = re.compile(r"\b(still|as before|same|continues?|remains?)\b|还是|仍然|仍|依然|继续|照样", re.IGNORECASE)
+_CONTINUITY = re.compile(r"\b(still|as before|same|continues?|remains?)\b|还是|还在|仍然|仍|依然|继续|照样", re.IGNORECASE)
 
 
 def keeps_a_value(text: str) -> bool:
     """A sentence that says something stays as it was ("still a product manager", "还是")."""
     return _CONTINUITY.search(text) is not None
+
+
+def change_words(text: str) -> set[str]:
+    """The key words of a text's change cues ("left", "switched from", "不再")."""
+    return {k for m in _CHANGE_CUES.finditer(text) for k in terms_of(m.group(0))}
 
 
 def is_past_or_changed(text: str) -> bool:

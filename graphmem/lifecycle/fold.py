@@ -17,7 +17,8 @@ from ..text import keywords, normalise_name
 from ..text.when import time_span
 from .builders import GraphBuilder
 from .parts import Parts
-from .rules import Decision, Fact, decide, fact_of, merge_candidate, restates_a_step
+from .rules import (Decision, Fact, decide, fact_of, merge_candidate, restates_a_step, says_again_what_changed,
+                    states_a_replaced_value)
 
 KNOWN_IN_PROMPT = 5  # related memories shown to the model with each window, by meaning
 KNOWN_MIN_COS = 0.3
@@ -104,10 +105,18 @@ class WindowFolder:
 
         plan: list[tuple[MemoryIn, Decision]] = []
         pool: list[tuple[Fact, np.ndarray]] = []  # this window's accepted candidates
+        stale: set[str] = set()  # merged into, but the window says their value changed
         for inp, vec, changed in zip(inputs, vecs, replaces):
             similar = self._similar(namespace, vec) + [(f, float(v @ vec)) for f, v in pool]
             similar.sort(key=lambda fc: -fc[1])
-            d = decide(fact_of("", inp.text, inp.subject, inp.predicate, inp.object), similar, changed)
+            fact = fact_of("", inp.text, inp.subject, inp.predicate, inp.object)
+            if states_a_replaced_value(fact, [o for o, _ in similar if not o.id.startswith("new:")], changed):
+                out.report["dropped"].append({"text": inp.text, "why": "states a value its turn says was replaced"})
+                continue
+            d = decide(fact, similar, changed)
+            if d.action == "merge" and any(o.id == d.target and says_again_what_changed(fact, o, changed)
+                                           for o, _ in similar):
+                stale.add(d.target)
             if d.action != "merge":
                 pool.append((fact_of(f"new:{len(pool)}", inp.text, inp.subject, inp.predicate, inp.object), vec))
             if d.target and d.target.startswith("new:"):
@@ -115,8 +124,11 @@ class WindowFolder:
                     continue  # says again what this window already said
                 d = Decision("add")
             plan.append((inp, d))
-        restated = {d.target for _, d in plan if d.action == "merge"}  # the window says it again: it stands
+        restated = {d.target for _, d in plan if d.action == "merge"} - stale  # the window says it again: it stands
         plan = [(inp, Decision("add") if d.action == "supersede" and d.target in restated else d) for inp, d in plan]
+        # a candidate that repeats a memory whose value its turn replaces says what holds now
+        plan = [(inp, Decision("supersede", d.target, "restated with the value that replaced it")
+                 if d.action == "merge" and d.target in stale else d) for inp, d in plan]
 
         fresh = [inp for inp, d in plan if d.action != "merge"]
         if fresh:

@@ -37,7 +37,7 @@ from typing import Any, Literal
 from ..models import SOURCE_CONFIDENCE, MemoryIn, MemoryRecord, Status
 from ..retrieve.scoring import frequency, recency
 from ..settings import LifecycleSettings, RecallOptions
-from ..extract.checks import MULTI_VALUED, names_all, predicate_family
+from ..extract.checks import MULTI_VALUED, change_words, names_all, predicate_family
 from ..extract.schema import normalise_predicate
 from ..text import keywords, normalise_name
 
@@ -129,6 +129,37 @@ def _named_as_replaced(candidate: Fact, old: Fact, replaces: frozenset[str]) -> 
         return False
     value = set(keywords(old.object))
     return names_all(value, replaces) and not value <= set(keywords(candidate.object or ""))
+
+
+def states_a_replaced_value(candidate: Fact, known: Sequence[Fact], replaces: frozenset[str]) -> bool:
+    """A candidate that restates a stored memory's value which its own turn names as replaced,
+    and names nothing new ("Daniel is using Django" from "Django is gone", "Kenji leaves
+    Riverside" from "I left Riverside for Hillcrest"): the model retold the old value."""
+    if not replaces or not candidate.object:
+        return False
+    value = set(keywords(candidate.object))
+    if not names_all(value, replaces):
+        return False
+    for old in known:
+        if same_subject(candidate.subject, old.subject) and old.object and value <= set(keywords(old.object)):
+            said = (candidate.keywords & replaces) - old.keywords - change_words(candidate.text)
+            if not said:
+                return True
+    return False
+
+
+def says_again_what_changed(candidate: Fact, old: Fact, replaces: frozenset[str]) -> bool:
+    """A candidate that repeats ``old`` although its own turn says the old value changed: the
+    model restated a known memory ("Daniel is using Django" from "Django is gone"), or wrote
+    the new value into the old memory's words ("starts the morning with tea instead of
+    coffee" for "starts every morning with a coffee"). It must not keep ``old`` standing."""
+    if not replaces or not same_subject(candidate.subject, old.subject):
+        return False
+    if old.object and names_all(set(keywords(old.object)), replaces):
+        return True  # the old value itself is named as replaced
+    subject = set(keywords(old.subject or ""))
+    gone = (old.keywords - subject) & replaces - set(keywords(old.object or ""))
+    return bool(gone) and bool(candidate.keywords - old.keywords - subject)
 
 
 def fact_of(record_id: str, text: str, s: str | None, p: str | None, o: str | None) -> Fact:
