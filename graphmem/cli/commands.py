@@ -301,13 +301,18 @@ def export_(
     no_vectors: bool = typer.Option(False, "--no-vectors", help="leave embeddings out (re-computed on import)"),
 ) -> None:
     """Export a namespace as JSONL (lossless with vectors)."""
-    with open_memory() as mem:
-        if file is None:
-            mem.export(sys.stdout, namespace=state.namespace, vectors=not no_vectors)
-            return
-        with file.open("w", encoding="utf-8") as fp:
+    try:
+        fp = sys.stdout if file is None else file.open("w", encoding="utf-8")
+    except OSError as exc:
+        raise ValidationError(f"cannot write {file}: {exc.strerror or exc}") from None
+    try:
+        with open_memory() as mem:
             n = mem.export(fp, namespace=state.namespace, vectors=not no_vectors)
-    out.print(f"exported {n} lines to {file}")
+    finally:
+        if file is not None:
+            fp.close()
+    if file is not None:
+        out.print(f"exported {n} lines to {file}")
 
 
 @app.command(name="import")
@@ -373,6 +378,14 @@ def scripts_run(
         raise typer.Exit(1)
 
 
+def is_file(arg: str) -> bool:
+    """Whether an argument names a readable file (a name too long for the OS is none)."""
+    try:
+        return Path(arg).is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def _cell(value) -> str:
     if value is None:
         return ""
@@ -410,7 +423,7 @@ def cypher(
         return
     if query in files:
         text = files[query].text
-    elif Path(query).is_file():
+    elif is_file(query):
         text = read_input(Path(query))  # a user's file: no header needed
     else:
         raise ValidationError(f"{query!r} is neither an exploration query ({', '.join(files)}) nor a file")

@@ -1,7 +1,9 @@
 """The facade's edge. Counts and sizes are checked where they come in (``whole``); what bad
 input can still raise further down (text that is not valid Unicode, pydantic's own error for
 a record built from a bad value, input nested too deep to walk) leaves every public method of
-``Memory`` as graphmem's ``ValidationError``, never as another library's exception."""
+``Memory`` as graphmem's ``ValidationError``, never as another library's exception. A
+``TypeError``, ``AttributeError`` or ``OverflowError`` becomes one when an argument is not of its annotated type
+(checked strictly, on the error path only); otherwise it is a bug and propagates as it is."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ import functools
 import inspect
 import random
 import time
+import typing
 from typing import Any, Callable, TypeVar
 
+from pydantic import ConfigDict, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
 from ..errors import ConflictError, GraphMemError, ValidationError
@@ -29,6 +33,41 @@ def whole(name: str, value: Any, low: int, high: int) -> int:
     return value
 
 
+@functools.cache
+def _adapters(fn: Callable[..., Any]) -> dict[str, TypeAdapter]:
+    """A strict pydantic adapter for each annotated parameter of ``fn`` that has one."""
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:  # noqa: BLE001 - a name only known to type checkers: no check for that method
+        return {}
+    out = {}
+    for name, hint in hints.items():
+        if name != "return":
+            try:
+                out[name] = TypeAdapter(hint, config=ConfigDict(strict=True, arbitrary_types_allowed=True))
+            except Exception:  # noqa: BLE001 - a type pydantic cannot check (a file object, a callback)
+                pass
+    return out
+
+
+def wrong_argument(fn: Callable[..., Any], args: tuple, kwargs: dict) -> str | None:
+    """The first argument whose value is not of its annotated type, described; None if all are."""
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as exc:  # a missing, unknown or surplus argument
+        return str(exc)
+    params = inspect.signature(fn).parameters
+    for name, value in list(bound.arguments.items())[1:]:
+        adapter = _adapters(fn).get(name)
+        if adapter is None:
+            continue
+        try:
+            adapter.validate_python(value)
+        except Exception:  # noqa: BLE001 - pydantic's error, or a value it cannot even look at
+            return f"{name} must be {params[name].annotation} (got {type(value).__name__} {value!r:.40})"
+    return None
+
+
 def _edge(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def method(*args: Any, **kwargs: Any) -> Any:
@@ -36,6 +75,11 @@ def _edge(fn: Callable[..., Any]) -> Callable[..., Any]:
             return fn(*args, **kwargs)
         except GraphMemError:
             raise
+        except (TypeError, AttributeError, OverflowError) as exc:  # a wrong type, or a bug: the annotations tell which
+            wrong = wrong_argument(fn, args, kwargs)
+            if wrong is None:
+                raise
+            raise ValidationError(f"{fn.__name__}: {wrong}") from exc
         except PydanticValidationError as exc:
             raise ValidationError(describe(exc, fn.__name__)) from exc
         except UnicodeError as exc:
