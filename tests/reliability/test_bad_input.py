@@ -48,6 +48,12 @@ BAD_CALLS = {
     "a lone surrogate in a soul": lambda m, s: m.set_soul("\ud800"),
     "a 10 MB session summary": lambda m, s: m.set_summary("s", "x" * 10_000_000),
     "a session id that is not text": lambda m, s: m.add_messages(5, ["x"]),
+    "messages as an int": lambda m, s: m.add_messages("s", 1),
+    "layers as an int": lambda m, s: m.recall("tea", layers=0),
+    "a policy that is a list": lambda m, s: m.maintain(policy=[], dry_run=True),
+    "an entity as a huge int": lambda m, s: m.neighbourhood(2**63),
+    "steps that are None": lambda m, s: m.add_procedure("deploy", None),
+    "message ids as a string": lambda m, s: m.add_episode("x", message_ids="", memory_ids=0),
     "an import line nested 50,000 deep": lambda m, s: m.import_(
         ['{"format": "graphmem-export"}', '{"kind": "memory", "metadata": ' + '{"a": ' * 50_000 + "1" + "}" * 50_001]),
 }
@@ -90,6 +96,9 @@ def test_the_cli_reads_files_it_can_and_explains_those_it_cannot(tmp_path):
     bad.write_bytes(b'{"content": "bad \xff byte"}\n')
     for args, says in ((["add", str(bad)], "is not UTF-8 text"), (["add", str(tmp_path / "missing.jsonl")], "cannot read"),
                        (["add", str(tmp_path)], "cannot read"), (["import", str(tmp_path)], "cannot read")):
+        result = runner.invoke(app, ["--db", db, *args])
+        assert result.exit_code == 1 and says in result.output and "Traceback" not in result.output, result.output
+    for args, says in ((["cypher", "一" * 300], "neither an exploration query"), (["export", str(tmp_path)], "cannot write")):
         result = runner.invoke(app, ["--db", db, *args])
         assert result.exit_code == 1 and says in result.output and "Traceback" not in result.output, result.output
     result = runner.invoke(app, ["--db", db, "add", "-s", "s"], input=b"\xff\xfe not utf-8\n")
