@@ -145,7 +145,7 @@ def recorded():
 
 FLOORS = {  # what the recorded run reached (README: "Extraction quality"); a change that lowers one fails
     "en": {"recall": 0.84, "precision": 0.97, "attribution": 0, "language": 1.0, "sup_precision": 0.85, "sup_recall": 0.66},
-    "zh": {"recall": 0.84, "precision": 0.86, "attribution": 5, "language": 0.95, "sup_precision": 0.85, "sup_recall": 0.66},
+    "zh": {"recall": 0.9, "precision": 0.87, "attribution": 5, "language": 0.95, "sup_precision": 0.85, "sup_recall": 0.59},
 }
 
 

@@ -87,12 +87,14 @@ class WindowFolder:
                       and grounded(None, p.task, p.task, msgs) is None]
         taught = [(p.task, p.steps) for p in procedures]
         admitted = []
+        users = [x for x in msgs if x.role != "assistant"]  # what the user's own turns say is never the assistant's
         for m in extraction.memories:
             turns = source_turns(m, msgs)
             m = m.model_copy(update={"subject": resolve_subject(m.subject, speaker_of(turns) or speaker_of(msgs))})
             copied = copies_an_example(m.text, " ".join(f"{x.speaker}: {x.content}" for x in msgs))
             why = (f"copies the prompt's example {copied!r}" if copied
-                   else "the assistant's words, not taken up by the user" if unconfirmed_assistant_words(turns, msgs)
+                   else "the assistant's words, not taken up by the user"
+                   if unconfirmed_assistant_words(turns, msgs) and grounded(m.subject, m.object, m.text, users) is not None
                    else grounded(m.subject, m.object, m.text, msgs))
             if why:
                 out.report["dropped"].append({"text": m.text, "why": why})
