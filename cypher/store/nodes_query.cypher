@@ -1,7 +1,8 @@
 // purpose: nodes of one kind, filtered (each filter applies when its parameter is not null),
 //          newest or oldest first by creation time, paged
 // params:  $namespace (string), $statuses (list<string>|null), $session_id, $category (string|null),
-//          $since, $until (datetime|null), $ids (list<string>|null), $newest_first (bool),
+//          $since, $until (datetime|null), $ids (list<string>|null), $mentions (an entity id
+//          the node MENTIONS, or null: read in this same statement), $newest_first (bool),
 //          $offset, $limit (int); {label}: the kind's label
 // mode:    read
 MATCH (n:{label})
@@ -12,6 +13,7 @@ WHERE n.namespace = $namespace
   AND ($since IS NULL OR n.created_at >= $since)
   AND ($until IS NULL OR n.created_at < $until)
   AND ($ids IS NULL OR n.id IN $ids)
+  AND ($mentions IS NULL OR EXISTS { (n)-[:MENTIONS]->(:Entity {namespace: $namespace, id: $mentions}) })
 WITH n
 ORDER BY CASE WHEN $newest_first THEN n.created_at END DESC,
          CASE WHEN $newest_first THEN n.id END DESC,

@@ -24,7 +24,7 @@ from ..lifecycle import (
     explain, export, import_, message_inputs, named_by, resolve_policy, unlinked, written_by,
 )
 from ..models import (
-    LAYERS, NODE_TYPES, Context, EdgeType, Episode, Explanation, History, Layer, MaintenanceRun, MemoryIn, MemoryPatch,
+    LAYERS, NODE_TYPES, Context, Episode, Explanation, History, Layer, MaintenanceRun, MemoryIn, MemoryPatch,
     MemoryRecord, Message, MessageIn, Neighbourhood, Node, NodeKind, Procedure, ScoredItem, Session, Status,
     check_vector, utcnow,
 )
@@ -560,12 +560,9 @@ class Memory:
             statuses = [Status(status)] if status else None
         except ValueError as exc:
             raise ValidationError(f"unknown status {status!r}") from exc
-        ids = None
-        if entity is not None:
-            ent = find_entity(self.store, namespace, entity)
-            ids = [e.source for e in self.store.edges(namespace, [ent.id], types=[EdgeType.MENTIONS], direction="in")]
+        mentions = find_entity(self.store, namespace, entity).id if entity is not None else None
         return self.store.query(namespace, kind, statuses=statuses, session_id=session_id, category=category,
-                                since=since, until=until, ids=ids, limit=limit, offset=offset)
+                                since=since, until=until, mentions=mentions, limit=limit, offset=offset)
 
     def history(self, memory_id: str, *, namespace: str = "default") -> History:
         """A memory with every version it superseded and every version that superseded it."""

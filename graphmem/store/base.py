@@ -264,9 +264,12 @@ class Store(Protocol):
         limit: int = 100,
         offset: int = 0,
         newest_first: bool = True,
+        mentions: str | None = None,
     ) -> list[Node]:
         """Nodes of one kind, filtered; ordered by creation time, or by ``seq`` when
-        ``seq_range`` (messages of one session, start inclusive, end exclusive) is given."""
+        ``seq_range`` (messages of one session, start inclusive, end exclusive) is given.
+        ``mentions``: only nodes with a MENTIONS edge to this entity id, read in the same
+        statement (a reader never pairs the edges of one moment with the nodes of another)."""
 
     def count(self, namespace: str) -> dict[str, int]:
         """Node counts by kind (and ``memory:<status>``) plus ``edges``."""

@@ -396,9 +396,13 @@ class EmbeddedStore(GraphMixin, ReembedMixin):
         limit: int = 100,
         offset: int = 0,
         newest_first: bool = True,
+        mentions: str | None = None,
     ) -> list[Node]:
         where = ["namespace = ?", "kind = ?"]
         params: list[Any] = [namespace, kind]
+        if mentions is not None:
+            where.append("id IN (SELECT source FROM edges WHERE namespace = ? AND target = ? AND type = 'MENTIONS')")
+            params.extend([namespace, mentions])
         order = "created_at"
         if seq_range is not None:
             where.append("seq >= ? AND seq < ?")

@@ -386,12 +386,13 @@ class Neo4jStore(ReembedMixin):
         limit: int = 100,
         offset: int = 0,
         newest_first: bool = True,
+        mentions: str | None = None,
     ) -> list[Node]:
         if ids is not None and not ids:
             return []
         label = LABELS[kind]
         status_values = [Status(s).value for s in statuses] if statuses else None
-        simple = category is None and since is None and until is None and ids is None
+        simple = category is None and since is None and until is None and ids is None and mentions is None
         if seq_range is not None and kind == "message" and session_id is not None and simple:
             rows = self._rows(
                 "session_messages_by_seq", namespace=namespace, session_id=session_id, start=seq_range[0],
@@ -409,7 +410,8 @@ class Neo4jStore(ReembedMixin):
             rows = self._rows(
                 "nodes_query", _ids={"label": label}, namespace=namespace, statuses=status_values,
                 session_id=session_id, category=category, since=since, until=until,
-                ids=list(ids) if ids is not None else None, newest_first=newest_first, offset=offset, limit=limit,
+                ids=list(ids) if ids is not None else None, mentions=mentions, newest_first=newest_first,
+                offset=offset, limit=limit,
             )
         return self._hydrate(rows, namespace)
 

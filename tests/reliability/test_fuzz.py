@@ -122,9 +122,6 @@ def exercise(m: Memory, call) -> None:
 
 @pytest.mark.parametrize("method", sorted(CALLS))
 def test_fuzzed_calls_work_or_raise_graphmem_errors_and_refusals_change_nothing(seeded, method):
-    if method == "maintain" and seeded.store.__class__.__name__ == "Neo4jStore":
-        pytest.skip("a dry-run maintain reads the whole store: fuzzed on the embedded one")
-
     @FUZZ
     @given(call=CALLS[method])
     def run(call):
