@@ -125,6 +125,11 @@ def test_a_restated_old_value_does_not_keep_it_standing():
     tea = fact_of("", "Daniel starts morning with tea instead of coffee", "Daniel", "starts", "morning")
     assert not states_a_replaced_value(tea, [coffee], switch) and says_again_what_changed(tea, coffee, switch)
     assert not says_again_what_changed(tea, coffee, frozenset())  # no change turn: a plain restatement
+    # a stored object written in another language than its text: the text's words stand for it
+    drink = fact_of("w", "王强每天早上喝咖啡", "王强", "drinks", "coffee")
+    tea_zh = fact_of("", "王强改喝绿茶", "王强", "drinks", "绿茶")
+    doctor = replaced_terms(turns(("王强", "医生让我早上别喝咖啡了，我现在改喝绿茶。")))
+    assert decide(tea_zh, [(drink, 0.4)], doctor).action == "supersede"
     # "还在腾讯" keeps the employer: only the move is a change
     assert "腾讯" not in "".join(replaced_terms(turns(("王强", "上个月我调到了杭州办公室，还在腾讯。"))))
 
@@ -145,7 +150,7 @@ def recorded():
 
 FLOORS = {  # what the recorded run reached (README: "Extraction quality"); a change that lowers one fails
     "en": {"recall": 0.84, "precision": 0.97, "attribution": 0, "language": 1.0, "sup_precision": 0.85, "sup_recall": 0.66},
-    "zh": {"recall": 0.9, "precision": 0.87, "attribution": 5, "language": 0.95, "sup_precision": 0.85, "sup_recall": 0.59},
+    "zh": {"recall": 0.9, "precision": 0.87, "attribution": 5, "language": 0.95, "sup_precision": 0.87, "sup_recall": 0.69},
 }
 
 

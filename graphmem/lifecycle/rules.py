@@ -128,6 +128,11 @@ def _named_as_replaced(candidate: Fact, old: Fact, replaces: frozenset[str]) -> 
     if not old.object or _same(candidate.object, old.object):
         return False
     value = set(keywords(old.object))
+    if not value & old.keywords and not any(k in old.text.casefold() for k in value):
+        # the object is a label in another language than its text (王强每天早上喝咖啡 | coffee):
+        # the text's own words, less the subject and what the candidate says too, stand for it
+        value = set(old.keywords) - set(keywords(old.subject or "")) - candidate.keywords
+        return len(value & replaces) * 2 >= len(value) > 0
     return names_all(value, replaces) and not value <= set(keywords(candidate.object or ""))
 
 
