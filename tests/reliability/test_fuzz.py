@@ -138,7 +138,8 @@ CLI = st.tuples(st.sampled_from(["add", "remember", "recall", "context", "show",
                 st.one_of(st.none(), st.binary(max_size=300), TEXT.map(lambda t: t.encode("utf-8", "surrogatepass"))))
 
 
-def test_fuzzed_cli_commands_exit_cleanly(tmp_path):
+def test_fuzzed_cli_commands_exit_cleanly(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # a fuzzed export path is written here, not into the checkout
     runner = CliRunner()
     db = str(tmp_path / "cli.db")
     assert runner.invoke(app, ["--db", db, "remember", "Alice likes green tea"]).exit_code == 0
