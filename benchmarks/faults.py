@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -209,6 +210,15 @@ def crash(trials: int = 20, messages: int = 10_000, batch: int = 50, seed: int =
 SOAK_SESSIONS, SOAK_SUBJECTS, SOAK_BATCH = 2, 3, 3
 
 
+def batch_tag(message: Any) -> str:
+    return message.content.split()[0]  # "w3b17 part 0 of a batch ..."
+
+
+def batch_sizes(messages: list[Any]) -> Counter[str]:
+    """How many messages of each writer's batch a read holds."""
+    return Counter(batch_tag(m) for m in messages)
+
+
 def active_versions(mem: Memory, subject: str) -> list[Any]:
     return [m for m in mem.list("memory", status="active", entity=subject, limit=10) if m.subject == subject]
 
@@ -260,10 +270,8 @@ def _soak_reader(backend: str, path: str, reader: int, seconds: float, out: Any,
             seqs = [m.seq for m in msgs]
             if len(set(seqs)) != len(seqs):
                 problems.append(f"{session}: a seq seen twice")
-            batches: dict[str, int] = {}
-            for m in msgs:
-                batches[m.content.split()[0]] = batches.get(m.content.split()[0], 0) + 1
-            cut = msgs[-1].content.split()[0] if len(msgs) == 10_000 else None  # the oldest batch may be cut
+            batches = batch_sizes(msgs)
+            cut = batch_tag(msgs[-1]) if len(msgs) == 10_000 else None  # the oldest batch may be cut
             torn = [t for t, c in batches.items() if t.startswith("w") and c != SOAK_BATCH and t != cut]
             if torn:
                 problems.append(f"{session}: half-written batch {torn[0]}")
@@ -315,20 +323,20 @@ def soak(backend: str, path: str = "", seconds: float = 60.0, writers: int = 4, 
             row.trials += len(rep.get("acked", [])) + rep.get("corrected", 0) + rep.get("reads", 0)
         with open_memory(backend, path) as mem:
             mem.flush(timeout=600)
-            seen: dict[str, int] = {}
+            seen: Counter[str] = Counter()
             for s in range(SOAK_SESSIONS):
                 msgs = messages_of(mem, f"shared{s}")
                 if sorted(m.seq for m in msgs) != list(range(len(msgs))) or mem.get(f"shared{s}").message_count != len(msgs):
                     row.fail(f"shared{s}: order or count broken ({len(msgs)} messages)")
-                for m in msgs:
-                    seen[m.content.split()[0]] = seen.get(m.content.split()[0], 0) + 1
+                seen += batch_sizes(msgs)
             lost = [t for t in acked if seen.get(t) != SOAK_BATCH]
             row.lost = len(lost) * SOAK_BATCH
             if lost:
                 row.fail(f"{len(lost)} acknowledged batches missing or partial")
             for s in range(SOAK_SUBJECTS):
-                if len(active_versions(mem, f"Person{s}")) != 1:
-                    row.fail(f"Person{s}: {len(active_versions(mem, f'Person{s}'))} current versions at the end")
+                current = len(active_versions(mem, f"Person{s}"))
+                if current != 1:
+                    row.fail(f"Person{s}: {current} current versions at the end")
             corrected = sum(r.get("corrected", 0) for r in reports)
             reads = sum(r.get("reads", 0) for r in reports)
             row.half_applied = sum(r.get("skew", 0) for r in reports)

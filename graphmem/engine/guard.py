@@ -56,7 +56,7 @@ def wrong_argument(fn: Callable[..., Any], args: tuple, kwargs: dict) -> str | N
         bound = inspect.signature(fn).bind(*args, **kwargs)
     except TypeError as exc:  # a missing, unknown or surplus argument
         return str(exc)
-    params = inspect.signature(fn).parameters
+    params = bound.signature.parameters
     for name, value in list(bound.arguments.items())[1:]:
         adapter = _adapters(fn).get(name)
         if adapter is None:

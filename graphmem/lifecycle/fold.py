@@ -127,9 +127,9 @@ class WindowFolder:
                 d = Decision("add")
             plan.append((inp, d))
         restated = {d.target for _, d in plan if d.action == "merge"} - stale  # the window says it again: it stands
-        plan = [(inp, Decision("add") if d.action == "supersede" and d.target in restated else d) for inp, d in plan]
-        # a candidate that repeats a memory whose value its turn replaces says what holds now
-        plan = [(inp, Decision("supersede", d.target, "restated with the value that replaced it")
+        plan = [(inp, Decision("add") if d.action == "supersede" and d.target in restated
+                 # a candidate that repeats a memory whose value its turn replaces says what holds now
+                 else Decision("supersede", d.target, "restated with the value that replaced it")
                  if d.action == "merge" and d.target in stale else d) for inp, d in plan]
 
         fresh = [inp for inp, d in plan if d.action != "merge"]

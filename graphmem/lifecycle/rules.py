@@ -102,6 +102,7 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: fro
         why = is_duplicate(candidate, old, cos)
         if why:
             return Decision("merge", old.id, why)
+    family = predicate_family(_predicate(candidate.predicate or ""))  # of the relation it states, if any
     for old, cos in similar:
         if not same_subject(candidate.subject, old.subject):
             continue
@@ -116,8 +117,7 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: fro
                 and _predicate(candidate.predicate or "") not in MULTI_VALUED):
             return Decision("supersede", old.id, f"{old.predicate}: {old.object} -> {candidate.object}")
         if (_same(candidate.object, old.object) and candidate.predicate and not _same(candidate.predicate, old.predicate, True)
-                and predicate_family(_predicate(candidate.predicate)) is not None
-                and predicate_family(_predicate(candidate.predicate)) == predicate_family(_predicate(old.predicate or ""))):
+                and family is not None and family == predicate_family(_predicate(old.predicate or ""))):
             return Decision("supersede", old.id, f"{old.subject} -> {old.object}: {old.predicate} -> {candidate.predicate}")
     return Decision("add")
 
