@@ -340,6 +340,8 @@ def soak(backend: str, path: str = "", seconds: float = 60.0, writers: int = 4, 
             corrected = sum(r.get("corrected", 0) for r in reports)
             reads = sum(r.get("reads", 0) for r in reports)
             row.half_applied = sum(r.get("skew", 0) for r in reports)
+            if row.half_applied:
+                row.fail(f"{row.half_applied} reads saw a memory with no current version")
             row.notes.append(f"{len(acked)} batches acknowledged, {corrected} corrections, {reads} reader rounds; "
                              f"{row.half_applied} reads saw a correction half applied (no current version)")
     return row

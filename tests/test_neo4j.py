@@ -159,6 +159,34 @@ def test_injection_payloads_stay_data(store, payload):
     assert store.edges("a", [m.id], types=[EdgeType.MENTIONS]) == []
 
 
+def test_a_correction_between_its_two_transactions_reads_as_one_current_version(store, monkeypatch, tmp_path):
+    """Neo4j applies a commit to the store before its indexes: retiring the old version in the
+    transaction that creates the new one let readers see neither as current (found by the soak
+    in benchmarks/faults.py). The old version now retires in a second transaction; between the
+    two a read holds exactly one current version, and a store opening finishes a retirement
+    whose second transaction never ran."""
+    old = MemoryRecord(namespace="a", text="Ann drinks tea")
+    store.put("a", [old], np.stack([unit(1)]))
+    new = MemoryRecord(namespace="a", text="Ann drinks coffee")
+    retired = old.model_copy(update={"status": Status.superseded, "updated_at": new.updated_at})
+    monkeypatch.setattr(Neo4jStore, "_finish_retirements", lambda self, namespace, rows: None)
+    store.put("a", [new, retired], np.stack([unit(2), NAN]),
+              [Edge(namespace="a", source=new.id, type=EdgeType.SUPERSEDES, target=old.id)])
+    stored = "MATCH (n:Record {id: $id}) RETURN n.status AS status, n.retire_pending AS pending"
+    assert dict(run(stored, id=old.id).records[0]) == {"status": "active", "pending": True}
+    assert [m.id for m in store.query("a", "memory", statuses=[Status.active])] == [new.id]
+    assert {m.id: m.status for m in store.get("a", [old.id, new.id])} == {old.id: Status.superseded, new.id: Status.active}
+    assert store.get("a", [old.id])[0].status is Status.active  # read alone: the state before the correction
+    monkeypatch.undo()
+    reopened = make_store("neo4j", tmp_path)
+    try:
+        assert dict(run(stored, id=old.id).records[0]) == {"status": "superseded", "pending": None}
+        assert reopened.get("a", [old.id])[0].status is Status.superseded
+        assert [m.id for m in reopened.query("a", "memory", statuses=[Status.active])] == [new.id]
+    finally:
+        reopened.close()
+
+
 def test_deleting_a_memory_or_namespace_leaves_no_orphans(store):
     ann, tea = Entity(namespace="a", name="Ann", aliases=["Annie"]), Entity(namespace="a", name="Tea")
     msg = Message(namespace="a", session_id="s", content="Ann likes tea")

@@ -14,6 +14,7 @@ CREATE INDEX session_created IF NOT EXISTS FOR (n:Session) ON (n.namespace, n.cr
 CREATE INDEX entity_created IF NOT EXISTS FOR (n:Entity) ON (n.namespace, n.created_at);
 CREATE INDEX record_vector_pending IF NOT EXISTS FOR (n:Record) ON (n.vector_pending);
 CREATE INDEX record_reembed_pending IF NOT EXISTS FOR (n:Record) ON (n.reembed_pending);
+CREATE INDEX record_retire_pending IF NOT EXISTS FOR (n:Record) ON (n.retire_pending);
 CREATE INDEX maintenance_created IF NOT EXISTS FOR (n:MaintenanceRun) ON (n.namespace, n.created_at);
 CREATE INDEX entity_name_norm IF NOT EXISTS FOR (n:EntityName) ON (n.namespace, n.norm);
 CREATE INDEX entity_name_entity IF NOT EXISTS FOR (n:EntityName) ON (n.namespace, n.entity_id);

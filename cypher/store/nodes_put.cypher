@@ -1,6 +1,7 @@
 // purpose: insert or replace a batch of nodes of one kind; a row without a vector keeps the
 //          node's stored vector, and a node with none is marked vector_pending for enrichment.
 //          While a re-embedding runs, a node given a new vector (or none yet) is queued for it.
+//          A write replaces the node's record whole, so it drops the marks of a two-step retirement.
 // params:  $namespace (string), $rows (list<{id, props: map, vector: list<float>|null}>),
 //          $prop (string): the live vector property, $shadow (string): the re-embedding's,
 //          $reembedding (bool): a re-embedding runs and this kind carries vectors;
@@ -10,6 +11,7 @@ UNWIND $rows AS row
 MERGE (n:Record {namespace: $namespace, id: row.id})
 SET n:{label}
 SET n += row.props
+REMOVE n.retiring, n.retire_data, n.retire_pending
 WITH n, row
 CALL (n, row) {
   WITH n, row WHERE row.vector IS NOT NULL

@@ -36,8 +36,10 @@ from .base import (
 )
 from .cypher import LABELS, VECTOR_PROPS, query, schema_files
 from .neo4j_reembed import ReembedMixin
+from .neo4j_retire import RetireMixin, retired_form
+from .neo4j_retire import retirements as _retirements
 from .neo4j_rows import chunks as _chunks
-from .neo4j_rows import edge_row as _edge_row
+from .neo4j_rows import edge_rows as _edge_rows
 from .neo4j_rows import lucene_term as _lucene_term
 from .neo4j_rows import props as _props
 from .neo4j_rows import to_native as _to_native
@@ -55,7 +57,7 @@ _MAX_CANDIDATES = 5000  # the most HNSW candidates asked before an exact scan of
 T = TypeVar("T")
 
 
-class Neo4jStore(ReembedMixin):
+class Neo4jStore(ReembedMixin, RetireMixin):
     """A Store on a Neo4j 5.26+ server (or cluster, or Aura). See the module docstring."""
 
     def __init__(
@@ -185,6 +187,7 @@ class Neo4jStore(ReembedMixin):
         for key, value in (("schema", SCHEMA_VERSION), ("embedder", embedder), ("dim", str(dim))):
             self.set_meta("", key, value)
         self.dim, self.embedder = dim, embedder
+        self._recover_retirements()
         if self.reembed_target() is None:
             self._drop_vector_indexes(self._shadow)  # left by a finished or abandoned re-embedding
 
@@ -302,8 +305,10 @@ class Neo4jStore(ReembedMixin):
             if node.kind == "entity":
                 norms = sorted({normalise_name(n) for n in [node.name, *node.aliases]} - {""})
                 names.append({"entity_id": node.id, "norms": norms})
-        edge_rows = self._edge_rows(edges)
+        edge_rows = _edge_rows(edges)
         in_batch = {node.id for node in nodes}
+        staged = _retirements(nodes, edges, {r["id"]: r for rows in by_kind.values() for r in rows})
+        marked: list[str] = []
 
         def work(tx: Any) -> None:
             if expect:  # locked first, read after: a read in the locking statement may predate the lock
@@ -315,12 +320,14 @@ class Neo4jStore(ReembedMixin):
                 if changed:
                     raise ConflictError(f"{changed[0]!r} was changed by another writer meanwhile")
             self._tx(tx, "namespace_ensure", namespace=namespace, now=datetime.now(timezone.utc))
+            marked[:] = self._tx(tx, "nodes_retire_begin", namespace=namespace, rows=staged)[0]["marked"] if staged else []
             for kind, rows in by_kind.items():
                 clash = self._tx(tx, "nodes_kind_conflicts", namespace=namespace, ids=[r["id"] for r in rows], kind=kind)
                 if clash:
                     raise ValidationError(
                         f"id {clash[0]['id']!r} is already a {clash[0]['kind']} in namespace {namespace!r}, not a {kind}"
                     )
+                rows = [r for r in rows if r["id"] not in marked]  # written by the second step
                 for chunk in _chunks(rows, _WRITE_BATCH):
                     self._tx(tx, "nodes_put", {"label": LABELS[kind]}, namespace=namespace, rows=chunk, prop=self._prop,
                              shadow=self._shadow, reembedding=self._next is not None and kind in VECTOR_KINDS)
@@ -329,15 +336,11 @@ class Neo4jStore(ReembedMixin):
             self._put_edges(tx, namespace, edge_rows, in_batch)
 
         self._run(True, work)
+        if marked:
+            second = set(marked)
+            self._finish_retirements(namespace, [r for rows in by_kind.values() for r in rows if r["id"] in second])
         self._access.discard(namespace, [node.id for node in nodes])  # the records written carry their counts
         self._access.maybe_flush()
-
-    @staticmethod
-    def _edge_rows(edges: Sequence[Edge]) -> dict[str, list[dict[str, Any]]]:
-        rows: dict[str, list[dict[str, Any]]] = {}
-        for e in edges:
-            rows.setdefault(EdgeType(e.type).value, []).append(_edge_row(e))
-        return rows
 
     def _put_edges(
         self, tx: Any, namespace: str, rows: dict[str, list[dict[str, Any]]], in_batch: set[str]
@@ -355,12 +358,13 @@ class Neo4jStore(ReembedMixin):
                 self._tx(tx, "edges_put", {"rel_type": rel_type}, namespace=namespace, rows=chunk)
 
     def _hydrate(self, rows: Iterable[list[Any]], namespace: str | None = None) -> list[Node]:
-        """Records from rows of [kind, data, access_count, last_accessed_at, id(, namespace)]."""
+        """Records from rows of [kind, data, access_count, last_accessed_at, id, retiring(, namespace)],
+        each in its retired form where the read holds a successor beside it (neo4j_retire)."""
         with self._lock:
             return [
                 hydrate(kind, data, node_id, access_count, _to_native(last_at),
                         self._access.get(namespace or rest[0], node_id))
-                for kind, data, access_count, last_at, node_id, *rest in rows
+                for kind, data, access_count, last_at, node_id, _, *rest in retired_form(list(rows))
             ]
 
     def get(self, namespace: str, ids: Sequence[str]) -> list[Node]:
@@ -413,7 +417,9 @@ class Neo4jStore(ReembedMixin):
                 ids=list(ids) if ids is not None else None, mentions=mentions, newest_first=newest_first,
                 offset=offset, limit=limit,
             )
-        return self._hydrate(rows, namespace)
+        nodes = self._hydrate(rows, namespace)
+        # a record read in its retired form (see _hydrate) no longer matches a status filter
+        return [n for n in nodes if status_values is None or getattr(n, "status", None) in status_values]
 
     def count(self, namespace: str) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -526,7 +532,7 @@ class Neo4jStore(ReembedMixin):
         self.put(namespace, [], edges=edges)
 
     def delete_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
-        rows = self._edge_rows(edges)
+        rows = _edge_rows(edges)
 
         def work(tx: Any) -> None:
             for rel_type, group in rows.items():

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from ..models import Edge, Node
+from ..models import Edge, EdgeType, Node
 from .base import body_terms, node_text, scope_token
 
 
@@ -67,3 +67,11 @@ def edge_row(e: Edge) -> dict[str, Any]:
 def chunks(items: list, size: int) -> Iterator[list]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
+
+
+def edge_rows(edges: Sequence[Edge]) -> dict[str, list[dict[str, Any]]]:
+    """Edges as ``edges_put`` rows, grouped by relationship type."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for e in edges:
+        out.setdefault(EdgeType(e.type).value, []).append(edge_row(e))
+    return out
