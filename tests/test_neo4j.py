@@ -19,7 +19,7 @@ from graphmem.store.cypher import LABELS, VECTOR_PROPS, all_files, cypher_dir, e
 from graphmem.store.neo4j import Neo4jStore
 
 from .conftest import (
-    BACKENDS, DIM, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI, ROOT, make_store, neo4j_dev, unit, wipe_neo4j,
+    BACKENDS, DIM, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI, ROOT, make_memory, make_store, neo4j_dev, unit, wipe_neo4j,
 )
 
 pytestmark = [
@@ -185,6 +185,25 @@ def test_a_correction_between_its_two_transactions_reads_as_one_current_version(
         assert [m.id for m in reopened.query("a", "memory", statuses=[Status.active])] == [new.id]
     finally:
         reopened.close()
+
+
+@pytest.mark.parametrize("what", ["records", "turn", "session"])
+def test_forgotten_text_is_in_no_node_property_or_index_entry(tmp_path, what):
+    secret = "zebrafish"
+    with make_memory("neo4j", tmp_path) as m:
+        m.add_messages("s", ["Nothing secret here, just chatting about the weather."])
+        said = m.add_messages("t", [f"My recovery phrase is {secret} quokka 99887766."])
+        mem = m.remember(f"The user's recovery phrase is {secret} quokka", source_message_ids=[said[0].id],
+                         subject="user", predicate="recovery phrase", object=f"{secret} quokka")
+        m.add_episode(f"The user gave a recovery phrase ({secret})", session_id="t", message_ids=[said[0].id])
+        m.forget({"records": [mem.id, said[0].id], "turn": said[0].id, "session": "t"}[what])
+        assert m.recall("weather", k=1)  # the rest is intact
+    holds = "any(k IN keys(x) WHERE (x[k] IS :: STRING AND x[k] CONTAINS $s) OR " \
+            "(x[k] IS :: LIST<STRING> AND any(v IN x[k] WHERE v CONTAINS $s)))"
+    assert run(f"MATCH (x) WHERE {holds} RETURN count(x) AS n", s=secret).records[0]["n"] == 0
+    assert run(f"MATCH ()-[x]->() WHERE {holds} RETURN count(x) AS n", s=secret).records[0]["n"] == 0
+    hits = run("CALL db.index.fulltext.queryNodes('record_terms', $q) YIELD node RETURN count(node) AS n", q=secret)
+    assert hits.records[0]["n"] == 0
 
 
 def test_deleting_a_memory_or_namespace_leaves_no_orphans(store):

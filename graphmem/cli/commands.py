@@ -235,8 +235,11 @@ def forget(
     ids: Optional[list[str]] = typer.Argument(None, help="record ids to delete for good"),
     whole: Optional[str] = typer.Option(None, "--namespace", help="delete this whole namespace (needs --yes)"),
     yes: bool = typer.Option(False, "--yes", help="confirm deleting a whole namespace"),
+    keep_derived: bool = typer.Option(False, "--keep-derived",
+                                      help="keep the memories and episodes derived from forgotten turns"),
 ) -> None:
-    """Delete records with their edges and index entries, or a whole namespace."""
+    """Delete records with their edges and index entries (a session with its turns, a turn with
+    what was derived from it), or a whole namespace."""
     if whole is not None:
         if ids:
             raise ValidationError("give record ids or --namespace, not both")
@@ -249,7 +252,7 @@ def forget(
     if not ids:
         raise ValidationError("give record ids to delete, or --namespace NS --yes")
     with open_memory() as mem:
-        n = mem.forget(ids, namespace=state.namespace)
+        n = mem.forget(ids, namespace=state.namespace, derived=not keep_derived)
     out.print(f"deleted {n} record(s)")
 
 

@@ -21,7 +21,7 @@ from ..errors import ConfigurationError, NamespaceNotFoundError, NotFoundError, 
 from ..extract.extractors import Extractor
 from ..lifecycle import (
     GraphBuilder, LogLinker, Maintainer, Parts, Reembedder, append_turns, check, checked_namespace, drop_unwritten,
-    explain, export, import_, message_inputs, named_by, resolve_policy, unlinked, written_by,
+    explain, export, forget_records, import_, message_inputs, resolve_policy, written_by,
 )
 from ..models import (
     LAYERS, NODE_TYPES, Context, Episode, Explanation, History, Layer, MaintenanceRun, MemoryIn, MemoryPatch,
@@ -335,19 +335,17 @@ class Memory:
             self.store.put(namespace, [proc], vec[None, :])
         return proc
 
-    def forget(self, ids: str | Sequence[str], *, namespace: str = "default") -> int:
-        """Delete records for good, with their edges, vectors and index entries."""
+    def forget(self, ids: str | Sequence[str], *, namespace: str = "default", derived: bool = True) -> int:
+        """Delete records for good, with their edges, vectors and index entries, the relations a
+        forgotten memory stated and the entities nothing links to any more. A session takes its
+        turns and episodes; with ``derived`` a turn takes the memories citing it and the episodes
+        covering it (their text may repeat it). Returns the records deleted."""
         namespace = self._existing(namespace)
         ids = [ids] if isinstance(ids, str) else list(ids) if isinstance(ids, (list, tuple)) else None
         if not ids or not all(isinstance(i, str) for i in ids):
             raise ValidationError("forget takes an id or a list of ids")
         with self._parts.write_lock, self._op("forget", namespace, count=len(ids)):
-            found = [n.id for n in self.store.get(namespace, ids)]
-            if not found:
-                raise NotFoundError(f"none of {ids[:3]} exists in namespace {namespace!r}")
-            named, deleted = named_by(self.store, namespace, found), self.store.delete(namespace, found)
-            self.store.delete(namespace, unlinked(self.store, namespace, named))  # names only they stated
-            return deleted
+            return retried(lambda: forget_records(self.store, namespace, ids, derived, utcnow()))
 
     def forget_namespace(self, namespace: str) -> int:
         """Delete a whole tenant: every node, edge, vector, index entry and setting of it, on

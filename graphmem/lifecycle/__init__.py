@@ -10,11 +10,11 @@ from .log_graph import LogLinker, append_turns, message_inputs
 from .maintain import Maintainer, resolve_policy
 from .parts import Parts, check, describe
 from .reembed import Reembedder
-from .traces import drop_unwritten, named_by, unlinked, written_by
+from .traces import drop_unwritten, forget_records, written_by
 from .transfer import EXPORT_FORMAT, checked_namespace, export, import_
 
 __all__ = [
     "EXPORT_FORMAT", "EntityResolver", "Folded", "GraphBuilder", "LogLinker", "Maintainer", "Parts", "Reembedder", "WindowFolder",
-    "append_turns", "check", "checked_namespace", "describe", "drop_unwritten", "explain", "export", "import_", "message_inputs", "named_by",
-    "resolve_policy", "unlinked", "written_by",
+    "append_turns", "check", "checked_namespace", "describe", "drop_unwritten", "explain", "export", "forget_records", "import_", "message_inputs",
+    "resolve_policy", "written_by",
 ]

@@ -1,14 +1,24 @@
 """What a record leaves in the graph besides itself. A memory written again under its id says
 only what it says now (the edges it wrote before and no longer writes go), and forgetting a
-record takes the entities nothing links to any more with it: a name, or a PIN, must not
-outlive the memory or turn that stated it."""
+record takes with it what would repeat its words: a session's turns and episodes, the memories
+and episodes derived from a forgotten turn, the marks quoting a forgotten memory, and the
+entities nothing links to any more (a name, or a PIN, must not outlive the memory or turn that
+stated it). What is left stays whole: the turn chain bridges the gap."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
 
-from ..models import Edge, EdgeType
+from ..errors import NotFoundError
+from ..models import Edge, EdgeType, Episode, Message, Node, Session
 from ..store import Store
+from ..store.base import node_text
+from ..text import keywords
+
+_ALL = 1 << 40  # every record of a session
+_CITES = {"memory": "source_message_ids", "episode": "message_ids"}  # the turns a record was derived from
 
 
 def relations_carrying(store: Store, namespace: str, memory_ids: Sequence[str]) -> list[Edge]:
@@ -45,3 +55,107 @@ def unlinked(store: Store, namespace: str, entity_ids: Sequence[str]) -> list[st
     ids = list(dict.fromkeys(entity_ids))
     linked = {x for e in store.edges(namespace, ids, direction="both") for x in (e.source, e.target)}
     return [i for i in ids if i not in linked]
+
+
+@dataclass
+class Forgetting:
+    """What ``forget`` deletes, and what it rewrites first so that nothing left points at it."""
+
+    ids: list[str]  # every record to delete: those asked for and what goes with them
+    nodes: list[Node] = field(default_factory=list)  # marks quoting a forgotten memory removed; chain tails moved
+    edges: list[Edge] = field(default_factory=list)  # NEXT across forgotten turns or episodes
+    expect: dict[str, datetime] = field(default_factory=dict)  # the sessions rewritten, as they were read
+
+
+def forgetting(store: Store, namespace: str, found: Sequence[Node], derived: bool, now: datetime) -> Forgetting:
+    """The records ``found`` and what goes with them: a session's turns and episodes and, with
+    ``derived``, what a forgotten turn's words live on in: a memory citing it (DERIVED_FROM) or an
+    episode covering it (COVERS) goes when it was derived from forgotten turns only, or repeats
+    a word that only the forgotten turns among its sources said; one that goes on citing turns
+    left keeps only those. What is left is rewritten where it would point at a forgotten
+    record: a ``superseded_by`` mark quoting a forgotten memory is removed, the NEXT chain
+    bridges the gap, and a session whose chain tail is forgotten gets the last turn left."""
+    gone = {n.id: n.kind for n in found}
+    turns = {n.id: n for n in found if isinstance(n, Message)}
+    for session in [n.id for n in found if n.kind == "session"]:
+        for kind in ("message", "episode"):
+            for n in store.query(namespace, kind, session_id=session, limit=_ALL):
+                gone[n.id] = kind
+                turns.update({n.id: n} if isinstance(n, Message) else {})
+    rewrites: dict[str, Node] = {}
+    for record, left in _derived(store, namespace, turns, gone) if derived else ():
+        if left:
+            rewrites[record.id] = record.model_copy(update={_CITES[record.kind]: left, "updated_at": now})
+        else:
+            gone[record.id] = record.kind
+    plan = Forgetting(list(gone))
+    memories = {i for i, kind in gone.items() if kind == "memory"}
+    for n in _marked_by(store, namespace, memories):
+        if n.id not in gone:
+            rewrites[n.id] = rewrites.get(n.id, n).model_copy(update={"superseded_by": None, "updated_at": now})
+
+    chained = [i for i, kind in gone.items() if kind in ("message", "episode")]
+    before: dict[str, str] = {}
+    after: dict[str, str] = {}
+    for e in store.edges(namespace, chained, types=[EdgeType.NEXT], direction="both"):
+        before[e.target], after[e.source] = e.source, e.target
+
+    def kept_side(start: str | None, step: dict[str, str]) -> str | None:  # the first record on that side kept
+        while start is not None and start in gone:
+            start = step.get(start)
+        return start
+
+    bridges = {(p, n) for i in chained if (p := kept_side(before.get(i), before)) and (n := kept_side(after.get(i), after))}
+    plan.edges = [Edge(namespace=namespace, source=p, type=EdgeType.NEXT, target=n) for p, n in sorted(bridges)]
+    sessions = {n.session_id for n in found if isinstance(n, Message)} - set(gone)
+    for session in store.get(namespace, sorted(sessions)):
+        if isinstance(session, Session) and session.last_message_id in gone:
+            rewrites[session.id] = session.model_copy(update={"last_message_id": kept_side(session.last_message_id, before),
+                                                              "updated_at": now})
+            plan.expect[session.id] = session.updated_at
+    plan.nodes = list(rewrites.values())
+    return plan
+
+
+def _derived(store: Store, namespace: str, turns: dict[str, Message], gone: dict[str, str]
+             ) -> list[tuple[Node, list[str]]]:
+    """The memories and episodes derived from the forgotten ``turns``, each with the turns it may
+    go on citing: none when it was derived from forgotten turns only or repeats a word that only
+    they said among its sources."""
+    edges = store.edges(namespace, list(turns), types=[EdgeType.DERIVED_FROM, EdgeType.COVERS], direction="in")
+    records = [r for r in store.get(namespace, list(dict.fromkeys(e.source for e in edges))) if r.id not in gone]
+    cites = {r.id: list(getattr(r, _CITES[r.kind])) for r in records}
+    kept = {n.id: n.content for n in store.get(namespace, list({i for c in cites.values() for i in c if i not in gone}))
+            if isinstance(n, Message)}
+    out = []
+    for r in records:
+        left = [i for i in cites[r.id] if i not in gone]
+        only_gone = set(keywords(" ".join(turns[i].content for i in cites[r.id] if i in turns)))
+        only_gone -= set(keywords(" ".join(kept.get(i, "") for i in left)))
+        out.append((r, [] if only_gone & set(keywords(node_text(r))) else left))
+    return out
+
+
+def _marked_by(store: Store, namespace: str, memory_ids: set[str]) -> list[Node]:
+    """The turns and episodes whose ``superseded_by`` names one of these memories, found where
+    ``Builders.mark_derived`` puts the marks: around the versions the memories superseded."""
+    olds = store.get(namespace, [e.target for e in store.edges(namespace, list(memory_ids), types=[EdgeType.SUPERSEDES])])
+    cited = list(dict.fromkeys(i for m in olds for i in [*getattr(m, "source_message_ids", []), getattr(m, "episode_id", None)] if i))
+    nodes = store.get(namespace, cited)
+    window = [i for n in nodes if isinstance(n, Episode) for i in n.message_ids if i not in cited]
+    nodes += store.get(namespace, list(dict.fromkeys(window)))
+    return [n for n in nodes if getattr(n, "superseded_by", None) is not None and n.superseded_by.memory_id in memory_ids]
+
+
+def forget_records(store: Store, namespace: str, ids: Sequence[str], derived: bool, now: datetime) -> int:
+    """Delete ``ids`` and what goes with them (``forgetting``); what is left is rewritten first,
+    so a failure between the two writes leaves nothing pointing at a missing record."""
+    found = store.get(namespace, ids)
+    if not found:
+        raise NotFoundError(f"none of {list(ids)[:3]} exists in namespace {namespace!r}")
+    plan = forgetting(store, namespace, found, derived, now)
+    if plan.nodes or plan.edges:
+        store.put(namespace, plan.nodes, None, plan.edges, expect=plan.expect or None)
+    named, deleted = named_by(store, namespace, plan.ids), store.delete(namespace, plan.ids)
+    store.delete(namespace, unlinked(store, namespace, named))  # names only they stated
+    return deleted

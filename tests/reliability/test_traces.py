@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from graphmem.models import EdgeType
 
 
@@ -40,15 +42,16 @@ def test_forgetting_takes_the_entities_only_it_named_and_keeps_shared_ones(gmem)
     assert not gmem.store.find_entities("default", ["4471", "zed"])
 
 
-def test_forgotten_text_is_gone_from_the_embedded_file(tmp_path):
+@pytest.mark.parametrize("what", ["records", "turn", "session"])
+def test_forgotten_text_is_gone_from_the_embedded_file(tmp_path, what):
     from graphmem import Memory
 
     path = tmp_path / "graphmem.db"
     with Memory(path) as m:
         m.add_messages("s", ["Nothing secret here, just chatting about the weather."] * 20)
-        said = m.add_messages("s", ["My recovery phrase is zebrafish quokka 99887766."])
+        said = m.add_messages("t", ["My recovery phrase is zebrafish quokka 99887766."])
         mem = m.remember("The user's recovery phrase is zebrafish quokka 99887766", source_message_ids=[said[0].id])
-        m.forget([mem.id, said[0].id])
+        m.forget({"records": [mem.id, said[0].id], "turn": said[0].id, "session": "t"}[what])  # the memory goes along
         files = [p for p in tmp_path.iterdir() if p.name.startswith("graphmem.db")]
         for secret in (b"zebrafish", b"quokka", b"99887766"):
             assert not [p.name for p in files if secret in p.read_bytes()], secret
@@ -65,3 +68,66 @@ def test_no_tenant_can_crowd_out_another_with_its_scope_token(gmem):
     hits = gmem.recall("favourite tea sencha", k=3, layers=["memory"])
     assert hits and hits[0].text == "Alice's favourite tea is sencha"
     assert "keyword" in hits[0].matched_by  # found by the full-text index, not only by its vector
+
+
+def _exported(m) -> str:
+    buf = io.StringIO()
+    m.export(buf, vectors=False)
+    return buf.getvalue()
+
+
+def test_forgetting_a_turn_takes_the_memories_and_episodes_derived_from_it(gmem):
+    said = gmem.add_messages("s", ["My bank PIN is 4711.", "I like green tea.", "Noted."])
+    pin = gmem.remember("The user's bank PIN is 4711", source_message_ids=[said[0].id])
+    tea = gmem.remember("The user likes green tea", source_message_ids=[said[1].id])
+    both = gmem.remember("The user likes tea, green above all", source_message_ids=[said[0].id, said[1].id])
+    gmem.add_episode("The user shared a bank PIN 4711 and a liking for green tea", session_id="s",
+                     message_ids=[m.id for m in said])
+    assert gmem.forget(said[0].id) == 3  # the turn, the memory citing it, the episode repeating it
+    assert not gmem.list("episode") and {m.id for m in gmem.list("memory")} == {tea.id, both.id}
+    assert gmem.get(both.id).source_message_ids == [said[1].id]  # says nothing only the forgotten turn said
+    assert "4711" not in _exported(gmem)
+    assert not [h for h in gmem.recall("bank PIN 4711", k=10) if "4711" in h.text]
+    assert pin.id not in {e.source for e in gmem.store.edges("default", [said[1].id], direction="in")}
+
+
+def test_forgetting_a_turn_can_keep_what_was_derived_from_it(gmem):
+    said = gmem.add_messages("s", ["I moved to Lisbon."])
+    moved = gmem.remember("The user lives in Lisbon", source_message_ids=[said[0].id])
+    assert gmem.forget(said[0].id, derived=False) == 1
+    assert gmem.get(moved.id).text == "The user lives in Lisbon"
+
+
+def test_forgetting_a_session_takes_its_turns_and_episodes(gmem):
+    said = gmem.add_messages("secret", ["The vault code is 90210.", "Understood."])
+    gmem.add_episode("The user told the vault code 90210", session_id="secret", message_ids=[said[0].id])
+    kept = gmem.add_messages("other", ["The weather is mild."])
+    assert gmem.forget("secret") == 4
+    assert [m.id for m in gmem.list("message")] == [kept[0].id] and not gmem.list("episode")
+    assert "90210" not in _exported(gmem)
+    gmem.add_messages("secret", ["A new start."])  # the id can begin again, empty
+    assert [m.seq for m in gmem.list("message", session_id="secret")] == [0]
+
+
+def test_forgetting_the_newest_turn_keeps_the_session_appendable_and_its_chain_whole(gmem):
+    said = gmem.add_messages("s", ["one", "two", "three", "four"])
+    gmem.forget([said[1].id, said[3].id])  # a turn in the middle and the chain's tail
+    five = gmem.add_messages("s", ["five"])[0]  # failed before: NEXT from the forgotten tail
+    chain, at = [], said[0].id
+    while at:
+        chain.append(gmem.get(at).content)
+        nxt = gmem.store.edges("default", [at], types=[EdgeType.NEXT])
+        assert len(nxt) <= 1
+        at = nxt[0].target if nxt else None
+    assert chain == ["one", "three", "five"] and gmem.get("s").last_message_id == five.id
+
+
+def test_forgetting_a_correction_removes_the_marks_quoting_it(gmem):
+    said = gmem.add_messages("s", ["I live in Munich."])
+    old = gmem.remember("The user lives in Munich", source_message_ids=[said[0].id], subject="user",
+                        predicate="lives in", object="Munich")
+    new = gmem.update(old.id, text="The user lives in Ravensburg now", object="Ravensburg")
+    assert gmem.get(said[0].id).superseded_by.memory_id == new.id  # the turn is annotated with the new text
+    gmem.forget(new.id)
+    assert gmem.get(said[0].id).superseded_by is None
+    assert "Ravensburg" not in _exported(gmem)
