@@ -68,12 +68,12 @@ class Memory:
         if path is not None:
             settings = settings.model_copy(update={"path": Path(path), "backend": "embedded"})
         self.settings = settings
-        configured = embedder or make_embedder(settings.embedder)
+        configured = embedder or make_embedder(settings.embedder, settings.cache_dir)
         store = store or open_store(settings)
         live = configured
         bound = store.bound_embedder()
         if bound is not None and bound != (configured.name, configured.dim):
-            live = embedder_for(bound[0], bound[1])  # ConfigurationError when graphmem cannot make it
+            live = embedder_for(bound[0], bound[1], settings.cache_dir)  # ConfigurationError when graphmem cannot make it
             log.warning("the store holds %s vectors; the configured embedder is %s: recall uses the stored model "
                         "until `graphmem reembed` (or maintain) re-embeds everything", bound[0], configured.name)
         store.init(embedder=live.name, dim=live.dim)
