@@ -19,8 +19,8 @@ class ValidationError(GraphMemError, ValueError):
 class ImportFormatError(ValidationError):
     """A line of an import file that could not be read; carries its line number."""
 
-    def __init__(self, line: int, reason: str) -> None:
-        super().__init__(f"line {line}: {reason}")
+    def __init__(self, line: int, reason: str, message: str | None = None) -> None:
+        super().__init__(message or f"line {line}: {reason}")
         self.line = line
         self.reason = reason
 

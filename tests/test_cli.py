@@ -26,7 +26,7 @@ def test_help_lists_every_command():
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
     for cmd in ("init", "add", "remember", "recall", "context", "show", "forget", "history", "stats", "export",
-                "import", "demo", "list", "soul", "extract", "status"):
+                "import", "demo", "list", "soul", "extract", "status", "update", "model"):
         assert cmd in result.output
 
 
@@ -41,7 +41,7 @@ def test_init_add_recall_context(db):
     assert result.exit_code == 0, result.output
     assert "added 3 messages" in result.output
     result = run(db, "recall", "where is the user moving?", "-k", "2")
-    assert result.exit_code == 0 and "Lisbon" in result.output and "rel" in result.output
+    assert result.exit_code == 0 and "Lisbon" in result.output and "via" in result.output
     data = json.loads(run(db, "recall", "川菜", "--json").output)
     assert data[0]["item"]["content"] == "我喜欢吃辣的川菜" and "breakdown" in data[0]
     result = run(db, "context", "moving plans", "--budget", "100", "--session", "s1")

@@ -13,12 +13,22 @@ from pathlib import Path
 from typing import Any, Optional, TypeVar
 
 import typer
+from typer.core import TyperOption
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from ..errors import GraphMemError, ValidationError
 from ..models import Context, ScoredItem
+
+
+def _flag_type(self: TyperOption, ctx: Any) -> str | None:
+    """A flag takes no value, so its help row shows no type (typer 0.29 prints ``<bool>``)."""
+    return None if self.is_flag else _option_type(self, ctx)
+
+
+_option_type = TyperOption.display_type_rich
+TyperOption.display_type_rich = _flag_type  # type: ignore[method-assign]
 
 app = typer.Typer(
     name="graphmem",
@@ -41,11 +51,21 @@ class _State:
 state = _State()
 
 
+def _version(shown: bool) -> None:
+    if shown:
+        from importlib.metadata import version
+
+        out.print(f"graphmem {version('graphmem')}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _options(
     db: Optional[Path] = typer.Option(None, "--db", help="embedded store file (default: GRAPHMEM_PATH or ./graphmem.db; GRAPHMEM_BACKEND=neo4j uses Neo4j)"),
     namespace: str = typer.Option("default", "--namespace", "-n", help="tenant namespace"),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="log operations; show tracebacks"),
+    version: bool = typer.Option(False, "--version", help="print graphmem's version and exit", is_eager=True,
+                                 callback=_version),
 ) -> None:
     state.db, state.namespace, state.verbose = db, namespace, verbose
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -81,38 +101,69 @@ def read_input(file: Path | None) -> str:
 
 
 def open_memory(path: Path | None = None, **overrides: Any):
+    """The store the options name. Extraction is manual in a command: nothing runs in the
+    background or makes closing wait; ``add --extract`` and ``extract`` run windows in view."""
     from ..engine import Memory
+
+    return Memory(path or state.db, settings=settings(**{"extraction": "manual", **overrides}))
+
+
+def settings(**overrides: Any):
+    """Settings from the environment; a bad value is one line naming it."""
+    from pydantic import ValidationError as PydanticValidationError
+
+    from ..errors import ConfigurationError
     from ..settings import Settings
 
-    settings = Settings(**overrides)
-    return Memory(path or state.db, settings=settings)
+    try:
+        return Settings(**overrides)
+    except PydanticValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigurationError(f"invalid setting {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
 
 
 def _print_json(data: Any) -> None:
     out.print_json(json.dumps(data, ensure_ascii=False, default=str))
 
 
-def recall_table(items: list[ScoredItem], title: str = "") -> Table:
-    table = Table(title=title or None, show_lines=False, caption="via: v vector, k keyword, g graph, c conversation context")
-    for col in ("#", "layer", "score", "rel", "imp", "conf", "rec", "freq", "via"):
+_FACTORS = ("rel", "imp", "conf", "rec", "freq")
+
+
+def recall_table(items: list[ScoredItem], title: str = "", factors: bool = False) -> Table:
+    """Ranked items; the text column gets the width. ``factors`` adds the five factors."""
+    caption = "via: v vector, k keyword, g graph, c conversation context" + ("" if factors else "; --factors for the breakdown")
+    table = Table(title=title or None, show_lines=False, caption=caption)
+    for col in ("#", "layer", "score", *(_FACTORS if factors else ()), "via"):
         table.add_column(col, justify="left" if col in ("layer", "via") else "right", no_wrap=True)
-    table.add_column("text", overflow="fold")
+    table.add_column("text", overflow="fold", ratio=1)
     for i, s in enumerate(items, 1):
         b = s.breakdown
-        table.add_row(
-            str(i), s.layer, f"{s.score:.3f}", f"{b.relevance:.2f}", f"{b.importance:.2f}", f"{b.confidence:.2f}",
-            f"{b.recency:.2f}", f"{b.frequency:.2f}", "".join(m[0] for m in s.matched_by),
-            _with_path(s.text, b.path),
-        )
+        shown = (b.relevance, b.importance, b.confidence, b.recency, b.frequency) if factors else ()
+        table.add_row(str(i), s.layer, f"{s.score:.3f}", *(f"{v:.2f}" for v in shown),
+                      "".join(m[0] for m in s.matched_by), _with_path(s.text, b.path, getattr(s.item, "status", None)))
     return table
 
 
-def _with_path(text: str, path: str | None) -> Text:
-    """The item's text (never read as markup) with the graph path that found it underneath, dimmed."""
-    cell = Text(text)
+def _with_path(text: str, path: str | None, status: Any = None) -> Text:
+    """The item's text (never read as markup), marked when it is not current, with the graph
+    path that found it underneath, dimmed."""
+    cell = Text()
+    if status is not None and status.value != "active":
+        cell.append(f"[{status.value}] ", style="yellow")
+    cell.append(text)
     if path:
         cell.append(f"\n{path}", style="dim")
     return cell
+
+
+def id_table(*columns: str, ids: list[str]) -> Table:
+    """A table whose first column holds ids at full width (they are for copying) and whose
+    ``text`` column takes the rest of the width."""
+    table = Table()
+    table.add_column(columns[0], no_wrap=True, min_width=max(map(len, ids), default=2))
+    for col in columns[1:]:
+        table.add_column(col, overflow="fold", ratio=1) if col == "text" else table.add_column(col, no_wrap=True)
+    return table
 
 
 def print_context(ctx: Context) -> None:
@@ -121,7 +172,7 @@ def print_context(ctx: Context) -> None:
     out.print(f"[dim]{ctx.tokens}/{ctx.budget} tokens, {len(ctx.items)} items, {ctx.dropped} dropped; {timing}[/dim]")
 
 
-from . import commands, lifecycle  # noqa: E402,F401  (registers the commands)
+from . import commands, lifecycle, model  # noqa: E402,F401  (registers the commands)
 
 
 def main() -> None:

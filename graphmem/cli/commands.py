@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from datetime import datetime
+from enum import Enum
 from pathlib import Path
 from typing import Optional
 
@@ -14,8 +15,10 @@ from rich.table import Table
 
 from ..errors import ValidationError
 from ..models import Layer
-from ..models.jsonl import read_messages
-from . import _print_json, app, err, handles_errors, open_memory, out, print_context, read_input, recall_table, state
+from ..models.jsonl import read_messages, read_text_messages
+from . import (
+    _print_json, app, err, handles_errors, id_table, open_memory, out, print_context, read_input, recall_table, state,
+)
 
 ADD_BATCH = 256
 
@@ -31,42 +34,70 @@ def init() -> None:
         out.print(f"store ready: {where} ({mem.embedder.name}, {mem.embedder.dim}-d)")
 
 
+class InputFormat(str, Enum):
+    auto = "auto"
+    jsonl = "jsonl"
+    text = "text"
+
+
+class Role(str, Enum):
+    user = "user"
+    assistant = "assistant"
+    system = "system"
+    tool = "tool"
+
+
 @app.command()
 @handles_errors
 def add(
-    file: Optional[Path] = typer.Argument(None, help="JSONL of messages ({role, content, speaker?, created_at?, session_id?}); '-' or none reads stdin"),
-    session: Optional[str] = typer.Option(None, "--session", "-s", help="session for lines without session_id"),
+    file: Optional[Path] = typer.Argument(None, help="the messages: JSONL ({role, content, speaker?, created_at?, session_id?}) "
+                                          "or plain text, one message per line; '-' or none reads stdin"),
+    session: Optional[str] = typer.Option(None, "--session", "-s", help="the session of lines without session_id "
+                                          "(default: the file's name without its extension; 'stdin' for stdin)"),
+    fmt: InputFormat = typer.Option(InputFormat.auto, "--format", help="auto: JSONL when the first line starts with '{'"),
+    role: Role = typer.Option(Role.user, "--role", help="plain text: the role of every line"),
+    speaker: Optional[str] = typer.Option(None, "--speaker", help="plain text: who said every line"),
     extract: bool = typer.Option(False, "--extract", help="then extract memories with the local model and wait"),
 ) -> None:
     """Append conversation messages (fast path: searchable at once)."""
-    rows = read_messages(read_input(file).splitlines(), session)
+    lines = read_input(file).splitlines()
+    session = session or (file.stem if file is not None and str(file) != "-" else "stdin")
+    first = next((line for line in lines if line.strip()), "")
+    if fmt is InputFormat.jsonl or (fmt is InputFormat.auto and first.lstrip().startswith("{")):
+        rows = read_messages(lines, session)
+    else:
+        rows = read_text_messages(lines, session, role.value, speaker)
     if not rows:
         raise ValidationError("no messages in the input")
-    with open_memory(extraction="manual") as mem, _progress() as progress:  # the model runs below or later, not on close
-        task = progress.add_task("adding messages", total=len(rows))
-        start = 0
-        while start < len(rows):  # batches never straddle two sessions
-            sid = rows[start][0]
-            end = start
-            while end < len(rows) and end - start < ADD_BATCH and rows[end][0] == sid:
-                end += 1
-            mem.add_messages(sid, [r[1] for r in rows[start:end]], namespace=state.namespace)
-            progress.advance(task, end - start)
-            start = end
-    out.print(f"added {len(rows)} messages to namespace {state.namespace!r}")
-    if extract:
-        with open_memory(extraction="manual") as mem:
+    with open_memory() as mem:
+        with _progress() as progress:
+            task = progress.add_task("adding messages", total=len(rows))
+            start = 0
+            while start < len(rows):  # batches never straddle two sessions
+                sid = rows[start][0]
+                end = start
+                while end < len(rows) and end - start < ADD_BATCH and rows[end][0] == sid:
+                    end += 1
+                mem.add_messages(sid, [r[1] for r in rows[start:end]], namespace=state.namespace)
+                progress.advance(task, end - start)
+                start = end
+        sessions = sorted({r[0] for r in rows})
+        where = f"session {sessions[0]!r}" if len(sessions) == 1 else f"{len(sessions)} sessions"
+        out.print(f"added {len(rows)} messages to {where} in namespace {state.namespace!r}", highlight=False)
+        if extract:
             extraction_progress(mem)
             report_extraction(mem.extraction_status())
-    else:
-        with open_memory(extraction="manual") as mem:
-            queued = mem.extraction_status(namespace=state.namespace)["queued"]
-        if queued:
+        elif queued := mem.extraction_status(namespace=state.namespace)["queued"]:
             out.print(f"{queued} window(s) queued for extraction: run `graphmem extract` (or add --extract)")
 
 
 def extraction_progress(mem) -> list[dict]:
-    """Extract every pending window in this process, with a progress bar; the windows' reports."""
+    """Extract every pending window in this process, with a progress bar (and one for joining
+    the default model first, when it is needed and not joined yet); the windows' reports."""
+    from .model import prepare_default_model
+
+    if mem.extraction_status()["queued"]:
+        prepare_default_model(mem.settings)
     with _progress() as progress:
         task = progress.add_task("extracting windows", total=None)
 
@@ -80,7 +111,7 @@ def extraction_progress(mem) -> list[dict]:
 @handles_errors
 def extract(retry_failed: bool = typer.Option(False, "--retry-failed", help="also run failed windows again")) -> None:
     """Extract memories, episodes and procedures from every queued window, with the local model."""
-    with open_memory(extraction="manual") as mem:
+    with open_memory() as mem:
         extraction_progress(mem)
         retried = mem.retry_failed() if retry_failed else 0
         report_extraction(mem.extraction_status(), retried)
@@ -151,6 +182,31 @@ def remember(
 
 @app.command()
 @handles_errors
+def update(
+    memory_id: str = typer.Argument(..., help="the memory to change"),
+    text: Optional[str] = typer.Argument(None, help="its new text: a correction (a new version supersedes it)"),
+    reason: str = typer.Option("correction", help="why, kept in its history"),
+    importance: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="changed in place"),
+    confidence: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="changed in place"),
+    category: Optional[str] = typer.Option(None, help="changed in place"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Change a memory: a new TEXT is a correction (the old version leaves recall and stays in
+    `graphmem history`); importance, confidence and category change in place."""
+    fields = {k: v for k, v in (("text", text), ("importance", importance), ("confidence", confidence),
+                                ("category", category)) if v is not None}
+    with open_memory() as mem:
+        rec = mem.update(memory_id, namespace=state.namespace, reason=reason, **fields)
+    if as_json:
+        _print_json(rec.model_dump(mode="json"))
+    elif rec.id != memory_id:
+        out.print(f"corrected {memory_id} -> {rec.id}: {rec.text}", highlight=False)
+    else:
+        out.print(f"updated {rec.id}: {rec.text}", highlight=False)
+
+
+@app.command()
+@handles_errors
 def recall(
     query: str = typer.Argument(...),
     k: int = typer.Option(10, "--k", "-k", min=1, max=1000),
@@ -158,6 +214,7 @@ def recall(
     include_superseded: bool = typer.Option(False, "--include-superseded"),
     include_archived: bool = typer.Option(False, "--include-archived"),
     as_of: Optional[datetime] = typer.Option(None, "--as-of", help="what was true at this time (ISO date or time, UTC)"),
+    factors: bool = typer.Option(False, "--factors", help="show the five factors of each score"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Recall the best items for a query, with each score's factor breakdown."""
@@ -167,8 +224,10 @@ def recall(
                            include_archived=include_archived, as_of=as_of)
     if as_json:
         _print_json([s.model_dump(mode="json") for s in items])
+    elif not items:
+        out.print(f"no matches for {query!r} in namespace {state.namespace!r}", highlight=False)
     else:
-        out.print(recall_table(items, f"recall: {query}"))
+        out.print(recall_table(items, f"recall: {query}", factors=factors))
 
 
 @app.command()
@@ -222,10 +281,13 @@ def list_(
         return
     from ..models import item_text
 
-    table = Table("id", "created", "status", "text")
+    if not rows:
+        out.print(f"no {kind} records in namespace {state.namespace!r}" + (" matching the filters" if status or entity else ""))
+        return
+    table = id_table("id", "created", "status", "text", ids=[r.id for r in rows])
     for r in rows:
         text = item_text(r) if r.kind in ("memory", "message", "episode", "procedure") else getattr(r, "name", r.id)
-        table.add_row(r.id, f"{r.created_at:%Y-%m-%d %H:%M}", str(getattr(getattr(r, "status", ""), "value", "")), text)
+        table.add_row(r.id, f"{r.created_at:%m-%d %H:%M}", str(getattr(getattr(r, "status", ""), "value", "")), text)
     out.print(table)
 
 
@@ -265,11 +327,13 @@ def history(memory_id: str, as_json: bool = typer.Option(False, "--json")) -> No
     if as_json:
         _print_json(h.model_dump(mode="json"))
         return
-    table = Table("version", "id", "status", "valid from", "valid until", "text", "reason", title=f"history of {memory_id}")
+    out.print(f"history of {memory_id}", style="bold", highlight=False)
     for label, m in [*(("older", m) for m in h.supersedes), ("this", h.memory), *(("newer", m) for m in h.superseded_by)]:
-        table.add_row(label, m.id, m.status.value, f"{m.valid_at:%Y-%m-%d %H:%M}" if m.valid_at else "",
-                      f"{m.invalid_at:%Y-%m-%d %H:%M}" if m.invalid_at else "", m.text, h.reasons.get(m.id, ""))
-    out.print(table)
+        valid = f"{m.valid_at:%Y-%m-%d %H:%M}" if m.valid_at else "?"
+        valid += f" -> {m.invalid_at:%Y-%m-%d %H:%M}" if m.invalid_at else " ->"
+        reason = f"  ({h.reasons[m.id]})" if h.reasons.get(m.id) else ""
+        out.print(f"{label:<5}  {m.id}  {m.status.value}  valid {valid}{reason}", highlight=False, soft_wrap=True)
+        out.print(f"       {m.text}", highlight=False)
 
 
 @app.command()

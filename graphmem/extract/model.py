@@ -9,7 +9,7 @@ import importlib
 import logging
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,21 +36,35 @@ DEFAULT_MODEL = ModelSpec(
 _lock = threading.Lock()
 
 
-def default_model_path(cache_dir: Path, spec: ModelSpec = DEFAULT_MODEL) -> Path:
-    """The assembled GGUF in ``cache_dir``, joined from its part packages on first use."""
+def assembled(cache_dir: Path, spec: ModelSpec = DEFAULT_MODEL) -> Path | None:
+    """The joined GGUF in ``cache_dir`` if it is there whole, else None."""
+    target = Path(cache_dir).expanduser() / spec.filename
+    return target if target.exists() and target.stat().st_size == spec.size else None
+
+
+def part_paths(spec: ModelSpec = DEFAULT_MODEL) -> list[Path]:
+    """The installed part files, in order; ModelLoadError naming the first package missing."""
+    paths = []
+    for name in spec.parts:
+        try:
+            paths.append(Path(importlib.import_module(name).get_part_path()))
+        except ImportError as exc:
+            raise ModelLoadError(
+                f"the default model needs the package {name.replace('_', '-')}: pip install 'graphmem[llm]' "
+                "(or set GRAPHMEM_MODEL_PATH to a GGUF file)"
+            ) from exc
+    return paths
+
+
+def default_model_path(cache_dir: Path, spec: ModelSpec = DEFAULT_MODEL,
+                       progress: Callable[[int, int], None] | None = None) -> Path:
+    """The assembled GGUF in ``cache_dir``, joined from its part packages on first use and its
+    checksum verified; ``progress(bytes done, bytes total)`` follows the join."""
     target = Path(cache_dir).expanduser() / spec.filename
     with _lock:
-        if target.exists() and target.stat().st_size == spec.size:
+        if assembled(cache_dir, spec):
             return target
-        paths = []
-        for name in spec.parts:
-            try:
-                paths.append(Path(importlib.import_module(name).get_part_path()))
-            except ImportError as exc:
-                raise ModelLoadError(
-                    f"the default model needs the package {name.replace('_', '-')}: pip install 'graphmem[llm]' "
-                    "(or set GRAPHMEM_MODEL_PATH to a GGUF file)"
-                ) from exc
+        paths = part_paths(spec)
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_suffix(f".part-{os.getpid()}")
         digest = hashlib.sha256()
@@ -60,6 +74,8 @@ def default_model_path(cache_dir: Path, spec: ModelSpec = DEFAULT_MODEL) -> Path
                     while chunk := f.read(1 << 22):
                         digest.update(chunk)
                         out.write(chunk)
+                        if progress:
+                            progress(out.tell(), spec.size)
         if tmp.stat().st_size != spec.size or digest.hexdigest() != spec.sha256:
             tmp.unlink(missing_ok=True)
             raise ModelLoadError(

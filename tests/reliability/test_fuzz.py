@@ -133,7 +133,8 @@ def test_fuzzed_calls_work_or_raise_graphmem_errors_and_refusals_change_nothing(
 CLI_ARGS = st.one_of(TEXT.filter(lambda t: len(t) < 500), st.sampled_from(["-k", "-1", "0", "99999999999", "--json",
                                                                            "nan", "--budget", "--limit", "-n"]))
 CLI = st.tuples(st.sampled_from(["add", "remember", "recall", "context", "show", "list", "forget", "history",
-                                 "stats", "soul", "export", "import", "explain", "maintain", "cypher", "status"]),
+                                 "stats", "soul", "export", "import", "explain", "maintain", "cypher", "status", "update",
+                                 "model"]),
                 st.lists(CLI_ARGS, max_size=4),
                 st.one_of(st.none(), st.binary(max_size=300), TEXT.map(lambda t: t.encode("utf-8", "surrogatepass"))))
 
