@@ -135,3 +135,11 @@ def test_model_commands_say_where_the_model_is(db, tmp_path):
     assert result.exit_code == 0 and result.output.strip() == str(gguf)
     result = runner.invoke(app, ["model", "path"], env={"GRAPHMEM_LLM_BASE_URL": "http://127.0.0.1:9/v1"})
     assert result.exit_code == 1 and "server" in result.output
+
+
+def test_a_failed_extraction_is_one_line_and_a_non_zero_exit(db):
+    lines = "".join(json.dumps({"content": f"I live in Oslo and I love tea, note {i}"}) + "\n" for i in range(4))
+    result = run(db, "add", "--extract", input=lines, env={"GRAPHMEM_MODEL_PATH": "/nonexistent/model.gguf"})
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert [line for line in result.output.splitlines() if "model.gguf" in line] == [
+        line for line in result.output.splitlines() if line.startswith("error: 1 window(s) failed")]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -230,7 +231,10 @@ class ExtractionWorker(BackgroundWorker):
                 entry.update(calls=stats.calls, prompt_tokens=stats.prompt_tokens, output_tokens=stats.output_tokens)
             except ExtractionError as exc:  # an unusable reply, a model that will not load, a failing server
                 error = str(exc) or type(exc).__name__
-                log.warning("window %s %s[%d:%d] failed: %s", namespace, session_id, start, end, error)
+                # a caller of extract() gets the failure in its report; a background one has none
+                background = threading.current_thread().name.startswith("graphmem-")
+                log.log(logging.WARNING if background else logging.INFO, "window %s %s[%d:%d] failed: %s",
+                        namespace, session_id, start, end, error)
         def write() -> bool:
             with self.parts.write_lock:
                 found = store.get(namespace, [session_id])
