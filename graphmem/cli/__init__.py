@@ -162,7 +162,10 @@ def id_table(*columns: str, ids: list[str]) -> Table:
     table = Table()
     table.add_column(columns[0], no_wrap=True, min_width=max(map(len, ids), default=2))
     for col in columns[1:]:
-        table.add_column(col, overflow="fold", ratio=1) if col == "text" else table.add_column(col, no_wrap=True)
+        if col == "text":
+            table.add_column(col, overflow="fold", ratio=1)
+        else:
+            table.add_column(col, no_wrap=True)
     return table
 
 

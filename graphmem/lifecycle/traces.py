@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..errors import NotFoundError
-from ..models import Edge, EdgeType, Episode, Message, Node, Session
+from ..models import Edge, EdgeType, Episode, MemoryRecord, Message, Node, Session
 from ..store import Store
 from ..store.base import node_text
 from ..text import keywords
@@ -62,7 +62,7 @@ class Forgetting:
     """What ``forget`` deletes, and what it rewrites first so that nothing left points at it."""
 
     ids: list[str]  # every record to delete: those asked for and what goes with them
-    nodes: list[Node] = field(default_factory=list)  # marks quoting a forgotten memory removed; chain tails moved
+    nodes: list[Node] = field(default_factory=list)  # records left, rewritten not to name a forgotten one
     edges: list[Edge] = field(default_factory=list)  # NEXT across forgotten turns or episodes
     expect: dict[str, datetime] = field(default_factory=dict)  # the sessions rewritten, as they were read
 
@@ -93,6 +93,7 @@ def forgetting(store: Store, namespace: str, found: Sequence[Node], derived: boo
     for n in _marked_by(store, namespace, memories):
         if n.id not in gone:
             rewrites[n.id] = rewrites.get(n.id, n).model_copy(update={"superseded_by": None, "updated_at": now})
+    _unname(store, namespace, gone, rewrites, now)
 
     chained = [i for i, kind in gone.items() if kind in ("message", "episode")]
     before: dict[str, str] = {}
@@ -134,6 +135,23 @@ def _derived(store: Store, namespace: str, turns: dict[str, Message], gone: dict
         only_gone -= set(keywords(" ".join(kept.get(i, "") for i in left)))
         out.append((r, [] if only_gone & set(keywords(node_text(r))) else left))
     return out
+
+
+def _unname(store: Store, namespace: str, gone: dict[str, str], rewrites: dict[str, Node], now: datetime) -> None:
+    """Records left that name a forgotten one in a field, rewritten without it: a memory's
+    ``episode_id`` (the episode that produced it), an episode's ``memory_ids``."""
+    episodes = [i for i, kind in gone.items() if kind == "episode"]
+    memories = [i for i, kind in gone.items() if kind == "memory"]
+    produced = store.edges(namespace, episodes, types=[EdgeType.PRODUCED]) + \
+        store.edges(namespace, memories, types=[EdgeType.PRODUCED], direction="in")
+    naming = {x for e in produced for x in (e.source, e.target) if x not in gone}
+    for n in store.get(namespace, sorted(naming)):
+        n = rewrites.get(n.id, n)
+        if isinstance(n, MemoryRecord) and n.episode_id in gone:
+            rewrites[n.id] = n.model_copy(update={"episode_id": None, "updated_at": now})
+        elif isinstance(n, Episode) and set(n.memory_ids) & set(memories):
+            rewrites[n.id] = n.model_copy(update={"memory_ids": [i for i in n.memory_ids if i not in gone],
+                                                  "updated_at": now})
 
 
 def _marked_by(store: Store, namespace: str, memory_ids: set[str]) -> list[Node]:

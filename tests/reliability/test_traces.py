@@ -131,3 +131,16 @@ def test_forgetting_a_correction_removes_the_marks_quoting_it(gmem):
     gmem.forget(new.id)
     assert gmem.get(said[0].id).superseded_by is None
     assert "Ravensburg" not in _exported(gmem)
+
+
+def test_records_left_never_name_a_forgotten_one(gmem):
+    said = gmem.add_messages("s", ["My locker code is 4471.", "I swim on Mondays."])
+    swim = gmem.remember("The user swims on Mondays", source_message_ids=[said[1].id])
+    code = gmem.remember("The user's locker code is 4471", source_message_ids=[said[0].id])
+    episode = gmem.add_episode("The user swims on Mondays", session_id="s", message_ids=[said[1].id],
+                               memory_ids=[swim.id, code.id])
+    assert gmem.get(swim.id).episode_id == episode.id
+    gmem.forget(code.id)
+    assert gmem.get(episode.id).memory_ids == [swim.id]  # the episode no longer lists it
+    gmem.forget(episode.id)
+    assert gmem.get(swim.id).episode_id is None  # the memory it produced stays, naming no episode
