@@ -71,8 +71,12 @@ def assemble(
     blocks: dict[str, _Block] = {}
     left = budget
 
-    def header_cost(name: str) -> int:
-        return counter.count(_HEADERS[name]) + 2  # header line and the blank line before the next section
+    header_costs: dict[str, int] = {}
+
+    def header_cost(name: str) -> int:  # header line and the blank line before the next section
+        if name not in header_costs:
+            header_costs[name] = counter.count(_HEADERS[name]) + 2
+        return header_costs[name]
 
     def reserve(name: str, lines: list[str], ids: list[str], cap: int) -> None:
         nonlocal left

@@ -35,6 +35,9 @@ class StoreCapabilities:
 
     file: Path | None = None  # the one file the store lives in (stats report its size)
     cypher: bool = False  # runs read-only Cypher (``explore``: graphmem cypher)
+    # reads overlap when run side by side (a server's round trips); the embedded store reads
+    # one statement at a time on its connection, so threads only add switching
+    concurrent_reads: bool = False
 
 
 Accesses = dict[tuple[str, str], tuple[int, datetime]]  # (namespace, id) -> (count, latest time)

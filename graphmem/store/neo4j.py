@@ -93,7 +93,7 @@ class Neo4jStore(ReembedMixin, RetireMixin):
         self._namespaces_seen: dict[str, float] = {}
         self._prop = VECTOR_PROPS[0]  # the live vector property; a re-embedding fills the other one
         self._next: tuple[str, int] | None = None
-        self.capabilities = StoreCapabilities(cypher=True)
+        self.capabilities = StoreCapabilities(cypher=True, concurrent_reads=True)
 
     @property
     def _shadow(self) -> str:
