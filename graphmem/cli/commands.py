@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 import sys
 from datetime import datetime
-from enum import Enum
 from pathlib import Path
-from typing import Optional
+from typing import Literal, Optional
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -15,6 +14,7 @@ from rich.table import Table
 
 from ..errors import ValidationError
 from ..models import Layer
+from ..models.records import Role
 from ..models.jsonl import read_messages, read_text_messages
 from . import (
     _print_json, app, err, handles_errors, id_table, open_memory, out, print_context, read_input, recall_table, state,
@@ -34,19 +34,6 @@ def init() -> None:
         out.print(f"store ready: {where} ({mem.embedder.name}, {mem.embedder.dim}-d)")
 
 
-class InputFormat(str, Enum):
-    auto = "auto"
-    jsonl = "jsonl"
-    text = "text"
-
-
-class Role(str, Enum):
-    user = "user"
-    assistant = "assistant"
-    system = "system"
-    tool = "tool"
-
-
 @app.command()
 @handles_errors
 def add(
@@ -54,8 +41,9 @@ def add(
                                           "or plain text, one message per line; '-' or none reads stdin"),
     session: Optional[str] = typer.Option(None, "--session", "-s", help="the session of lines without session_id "
                                           "(default: the file's name without its extension; 'stdin' for stdin)"),
-    fmt: InputFormat = typer.Option(InputFormat.auto, "--format", help="auto: JSONL when the first line starts with '{'"),
-    role: Role = typer.Option(Role.user, "--role", help="plain text: the role of every line"),
+    fmt: Literal["auto", "jsonl", "text"] = typer.Option("auto", "--format",
+                                                        help="auto: JSONL when the first line starts with '{'"),
+    role: Role = typer.Option("user", "--role", help="plain text: the role of every line"),
     speaker: Optional[str] = typer.Option(None, "--speaker", help="plain text: who said every line"),
     extract: bool = typer.Option(False, "--extract", help="then extract memories with the local model and wait"),
 ) -> None:
@@ -63,10 +51,10 @@ def add(
     lines = read_input(file).splitlines()
     session = session or (file.stem if file is not None and str(file) != "-" else "stdin")
     first = next((line for line in lines if line.strip()), "")
-    if fmt is InputFormat.jsonl or (fmt is InputFormat.auto and first.lstrip().startswith("{")):
+    if fmt == "jsonl" or (fmt == "auto" and first.lstrip().startswith("{")):
         rows = read_messages(lines, session)
     else:
-        rows = read_text_messages(lines, session, role.value, speaker)
+        rows = read_text_messages(lines, session, role, speaker)
     if not rows:
         raise ValidationError("no messages in the input")
     with open_memory() as mem:

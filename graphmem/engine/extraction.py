@@ -232,8 +232,7 @@ class ExtractionWorker(BackgroundWorker):
             except ExtractionError as exc:  # an unusable reply, a model that will not load, a failing server
                 error = str(exc) or type(exc).__name__
                 # a caller of extract() gets the failure in its report; a background one has none
-                background = threading.current_thread().name.startswith("graphmem-")
-                log.log(logging.WARNING if background else logging.INFO, "window %s %s[%d:%d] failed: %s",
+                log.log(logging.WARNING if threading.current_thread() is self._thread else logging.INFO, "window %s %s[%d:%d] failed: %s",
                         namespace, session_id, start, end, error)
         def write() -> bool:
             with self.parts.write_lock:

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .records import Label, Metadata, ShortStr, Source, Text, Unit, UTCDateTime
+from .records import Label, Metadata, Role, ShortStr, Source, Text, Unit, UTCDateTime
 
 
 class MessageIn(BaseModel):
@@ -14,7 +14,7 @@ class MessageIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    role: Literal["user", "assistant", "system", "tool"] = "user"
+    role: Role = "user"
     content: Text
     speaker: Label = ""
     created_at: UTCDateTime | None = None

@@ -205,13 +205,16 @@ class Session(Record):
     last_error: str = ""
 
 
+Role = Literal["user", "assistant", "system", "tool"]  # who speaks a turn
+
+
 class Message(Scorable):
     """A raw conversation turn: the audit trail, and searchable at once (the fast path)."""
 
     kind: Literal["message"] = "message"
     _prefix = "msg"
     session_id: ShortStr
-    role: Literal["user", "assistant", "system", "tool"] = "user"
+    role: Role = "user"
     speaker: str = ""
     content: Text
     seq: int = Field(0, ge=0)

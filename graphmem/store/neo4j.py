@@ -38,6 +38,7 @@ from .cypher import LABELS, VECTOR_PROPS, query, schema_files
 from .neo4j_reembed import ReembedMixin
 from .neo4j_retire import RetireMixin, retired_form
 from .neo4j_retire import retirements as _retirements
+from .neo4j_rows import WRITE_BATCH as _WRITE_BATCH
 from .neo4j_rows import chunks as _chunks
 from .neo4j_rows import edge_rows as _edge_rows
 from .neo4j_rows import lucene_term as _lucene_term
@@ -47,7 +48,6 @@ from .neo4j_rows import to_native as _to_native
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "1"
-_WRITE_BATCH = 2000  # nodes or edges per UNWIND
 _READ_CHUNK = 5000  # ids per IN list
 _DELETE_BATCH = 10_000
 _LABEL_COUNT_TTL = 10.0

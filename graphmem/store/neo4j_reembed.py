@@ -13,10 +13,10 @@ from ..errors import ValidationError
 from ..models import Node
 from .base import VECTOR_KINDS, reembedded_rows, swap_target
 from .cypher import query
+from .neo4j_rows import WRITE_BATCH
 from .neo4j_rows import chunks as _chunks
 
 _BATCH = 10_000  # nodes marked or cleared per transaction
-_WRITE_BATCH = 2000
 
 
 class ReembedMixin:
@@ -57,7 +57,7 @@ class ReembedMixin:
     def put_reembedded(self, namespace: str, ids: Sequence[str], vectors: np.ndarray) -> None:
         vecs = reembedded_rows(self.reembed_target(), ids, vectors)
         rows = [{"id": i, "vector": v.tolist()} for i, v in zip(ids, vecs)]
-        for chunk in _chunks(rows, _WRITE_BATCH):
+        for chunk in _chunks(rows, WRITE_BATCH):
             self._write("reembed_put", namespace=namespace, rows=chunk, shadow=self._shadow)
 
     def finish_reembed(self) -> None:

@@ -18,10 +18,9 @@ from typing import Any
 
 from ..errors import StoreError
 from ..models import Edge, EdgeType, Node, Status
-from .neo4j_rows import chunks, props
+from .neo4j_rows import WRITE_BATCH, chunks, props
 
 log = logging.getLogger(__name__)
-_WRITE_BATCH = 2000
 
 
 def retirements(nodes: Sequence[Node], edges: Sequence[Edge], rows: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
@@ -60,7 +59,7 @@ class RetireMixin:
         work = [{"id": r["id"], "props": r["props"]} for r in rows]
         try:
             self._run(True, lambda tx: [self._tx(tx, "nodes_retire_finish", namespace=namespace, rows=chunk)
-                                        for chunk in chunks(work, _WRITE_BATCH)])
+                                        for chunk in chunks(work, WRITE_BATCH)])
         except StoreError as exc:
             log.warning("graphmem: %d retirements in %r left for the next open: %s", len(rows), namespace, exc)
 

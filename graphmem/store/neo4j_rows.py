@@ -10,6 +10,8 @@ from typing import Any
 from ..models import Edge, EdgeType, Node
 from .base import body_terms, node_text, scope_token
 
+WRITE_BATCH = 2000  # nodes or edges per UNWIND
+
 
 def lucene_term(term: str) -> str:
     """One term as a quoted Lucene phrase: user text can never become query syntax."""
