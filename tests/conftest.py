@@ -72,8 +72,8 @@ def wipe_neo4j() -> None:
 
 def make_store(backend: str, tmp_path, dim: int = DIM, **kw):
     """A store for one test: the same tmp_path reopens the same data; a new one starts empty."""
-    if backend == "embedded":
-        store = EmbeddedStore(tmp_path / "store.db")
+    if backend in ("embedded", "embedded-ann"):  # embedded-ann: every vector search through the HNSW graph
+        store = EmbeddedStore(tmp_path / "store.db", ann_threshold=1 if backend == "embedded-ann" else 0)
     elif backend == "neo4j":
         if str(tmp_path) not in _wiped:
             wipe_neo4j()

@@ -1,4 +1,5 @@
-"""The contract every Store backend passes (parametrised over conftest.BACKENDS)."""
+"""The contract every Store backend passes (parametrised over conftest.BACKENDS, and the
+embedded store again with its vector searches forced through the HNSW graph)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,16 @@ from graphmem.models import (
     Edge, EdgeType, Entity, Episode, MemoryRecord, Message, Procedure, Relation, Session, Status, Step, utcnow,
 )
 
-from .conftest import DIM, make_store, unit
+from .conftest import BACKENDS, DIM, make_store, unit
 
 NAN = np.full(DIM, np.nan, dtype=np.float32)
+
+
+@pytest.fixture(params=[*BACKENDS, "embedded-ann"] if "embedded" in BACKENDS else BACKENDS)
+def backend(request) -> str:
+    if request.param == "neo4j":
+        request.getfixturevalue("neo4j_server")
+    return request.param
 
 
 def mem(text: str, ns: str = "a", **kw) -> MemoryRecord:

@@ -21,7 +21,7 @@ def open_store(settings: "Settings") -> Store:
             settings.neo4j_uri, settings.neo4j_user, password, settings.neo4j_database,
             retry_seconds=settings.neo4j_retry_seconds, exact_below=settings.neo4j_exact_below,
         )
-    return EmbeddedStore(settings.path)
+    return EmbeddedStore(settings.path, ann_threshold=settings.vector_ann_threshold)
 
 
 __all__ = ["VECTOR_KINDS", "Direction", "EmbeddedStore", "Store", "StoreCapabilities", "no_vectors", "open_store"]

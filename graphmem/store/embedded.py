@@ -28,14 +28,15 @@ import numpy as np
 
 from ..errors import ConfigurationError, ConflictError, StoreError, ValidationError
 from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
-from ..text import index_terms, normalise_name, query_terms
-from .base import AccessBuffer, Accesses, StoreCapabilities, check_batch, hydrate, node_text, prepare_vectors, scope_token, unit_query
+from ..text import index_terms, normalise_name
+from .base import AccessBuffer, Accesses, StoreCapabilities, check_batch, hydrate, node_text, prepare_vectors, scope_token
 from .embedded_graph import GraphMixin
 from .embedded_parts import SCHEMA as _SCHEMA
 from .embedded_parts import STATUS_CODE as _STATUS_CODE
+from .embedded_ann import drop_indexes
 from .embedded_parts import VectorIndex as _VectorIndex
+from .embedded_search import SearchMixin
 from .embedded_parts import chunks as _chunks
-from .embedded_parts import keyword_query
 from .embedded_parts import ts as _ts
 from .embedded_reembed import ReembedMixin
 
@@ -44,11 +45,13 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = "2"
 _CHECKPOINT_SECONDS = 2.0
 
-class EmbeddedStore(GraphMixin, ReembedMixin):
+class EmbeddedStore(GraphMixin, ReembedMixin, SearchMixin):
     """SQLite + networkx + numpy in one file. See the module docstring."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, ann_threshold: int = 0) -> None:
         self.path = Path(path) if str(path) != ":memory:" else Path(":memory:")
+        self.ann_threshold = ann_threshold  # vectors of one kind before searches go through an HNSW graph; 0: never
+        self._ann_root = None if str(path) == ":memory:" else Path(f"{self.path}.ann")
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self.dim: int | None = None
@@ -63,6 +66,9 @@ class EmbeddedStore(GraphMixin, ReembedMixin):
         self._readers = threading.local()  # per-thread read connections for lock-free FTS queries
         self._reader_conns: list[sqlite3.Connection] = []
         self._next: tuple[str, int] | None = None  # a re-embedding's target model
+        self._commits = 0  # commits seen (ours, and others' through data_version): keys the small caches
+        self._kinds: tuple[int, dict] = (-1, {})
+        self._doc_counts: tuple[tuple, dict] = ((), {})
         self.capabilities = StoreCapabilities(file=None if str(self.path) == ":memory:" else self.path)
 
     # lifecycle ---------------------------------------------------------------------------
@@ -171,7 +177,7 @@ class EmbeddedStore(GraphMixin, ReembedMixin):
                     self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 self._conn.close()
                 self._conn = None
-            self._vindex.clear()
+            drop_indexes(self._vindex, self._ann_root)
             self._graphs.clear()
 
     def _dim(self) -> int:
@@ -204,6 +210,7 @@ class EmbeddedStore(GraphMixin, ReembedMixin):
             raise
         else:
             cur.execute("COMMIT")
+            self._commits += 1
             self._wrote.set()
             self._start_checkpointer()
 
@@ -214,7 +221,8 @@ class EmbeddedStore(GraphMixin, ReembedMixin):
         """Drop caches if another connection committed since we last looked."""
         version = self._read_data_version()
         if version != self._data_version:
-            self._vindex.clear()
+            self._commits += 1
+            drop_indexes(self._vindex, self._ann_root)
             self._graphs.clear()
             self._data_version = version
 
@@ -237,8 +245,7 @@ class EmbeddedStore(GraphMixin, ReembedMixin):
                 for table in ("edges", "names", "meta"):
                     cur.execute(f"DELETE FROM {table} WHERE namespace = ?", (namespace,))  # noqa: S608 (fixed names)
                 cur.execute("DELETE FROM namespaces WHERE name = ?", (namespace,))
-            for key in [k for k in self._vindex if k[0] == namespace]:
-                del self._vindex[key]
+            drop_indexes(self._vindex, self._ann_root, namespace, files=True)
             self._graphs.pop(namespace, None)
             self._scrub()
             return len(rowids)
@@ -501,50 +508,7 @@ class EmbeddedStore(GraphMixin, ReembedMixin):
                     out[node_id] = np.frombuffer(blob, dtype=np.float32).copy()
         return out
 
-    # search -----------------------------------------------------------------------------
-    def _index(self, namespace: str, kind: str) -> _VectorIndex:
-        index = self._vindex.get((namespace, kind))
-        if index is None:
-            index = _VectorIndex(self._dim())
-            ids, codes, blobs = [], [], []
-            for node_id, status, blob in self.conn.execute(
-                "SELECT n.id, n.status, v.vec FROM nodes n JOIN vectors v ON v.rowid = n.rowid "
-                "WHERE n.namespace = ? AND n.kind = ?",
-                (namespace, kind),
-            ):
-                ids.append(node_id)
-                codes.append(_STATUS_CODE.get(status, 0))
-                blobs.append(blob)
-            if ids:
-                mat = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), self.dim)
-                index.upsert(ids, mat, codes)
-            self._vindex[(namespace, kind)] = index
-        return index
-
-    def vector_search(
-        self, namespace: str, kind: NodeKind, vector: np.ndarray, k: int, statuses: Sequence[Status]
-    ) -> list[tuple[str, float]]:
-        q = unit_query(vector, self.dim)
-        with self._lock, self._guard():
-            self._sync()
-            index = self._index(namespace, kind)
-            codes = [_STATUS_CODE[Status(s).value] for s in statuses]
-            return index.search(q, k, codes)
-
-    def keyword_search(
-        self, namespace: str, kind: NodeKind, text: str, k: int, statuses: Sequence[Status]
-    ) -> list[tuple[str, float]]:
-        terms = query_terms(text)
-        if not terms or k <= 0:
-            return []
-        scopes = [scope_token(namespace, kind, Status(x).value) for x in statuses]
-        reader = self._reader()
-        with self._guard():
-            if reader is None:
-                with self._lock:
-                    return keyword_query(self.conn, terms, scopes, namespace, k)
-            return keyword_query(reader, terms, scopes, namespace, k)  # no store lock: runs beside vector work
-
+    # search (the rest is SearchMixin) ----------------------------------------------------
     def find_entities(self, namespace: str, names: Iterable[str]) -> dict[str, Entity]:
         norms = list({normalise_name(n) for n in names} - {""})
         if not norms:
@@ -560,20 +524,6 @@ class EmbeddedStore(GraphMixin, ReembedMixin):
                     hits.setdefault(norm, entity_id)
             entities = {e.id: e for e in self.get(namespace, list(set(hits.values())))}
             return {norm: entities[eid] for norm, eid in hits.items() if eid in entities}
-
-    def vector_scores(
-        self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
-    ) -> dict[str, float]:
-        q = np.asarray(vector, dtype=np.float32).reshape(-1)
-        q = q / (np.linalg.norm(q) or 1.0)
-        with self._lock, self._guard():
-            self._sync()
-            index = self._index(namespace, kind)
-            pos = [(i, index.pos[i]) for i in ids if i in index.pos]
-            if not pos:
-                return {}
-            sims = index.mat[[p for _, p in pos]] @ q
-            return {i: float(s) for (i, _), s in zip(pos, sims)}
 
     def pending_vectors(self, kind: NodeKind, limit: int) -> list[Node]:
         with self._lock, self._guard():

@@ -124,6 +124,8 @@ class GraphMixin:
         status_marks = ",".join("?" * len(statuses))
         with self._lock, self._guard():
             self._sync()
+            if not self._holds(namespace, kind):
+                return out
             for chunk in _chunks(list(entity_ids), 400):
                 if len(out) >= limit:
                     break

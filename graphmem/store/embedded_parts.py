@@ -10,6 +10,7 @@ from datetime import datetime
 import numpy as np
 
 from ..text import fts_query
+from .embedded_ann import Ann, AnnState
 
 DELETED = 255  # status code of a removed row in a VectorIndex
 KEYWORD_DOC_BUDGET = 3000  # documents BM25 may score per query, beyond its rarest term
@@ -55,10 +56,12 @@ def ts(value: datetime | None) -> float | None:
 
 
 class VectorIndex:
-    """Exact cosine search over unit rows of one (namespace, kind)."""
+    """Cosine search over unit rows of one (namespace, kind): exact, or through an HNSW graph
+    (``ann``, see ``embedded_ann``) once the kind is large, with exact scores either way."""
 
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, ann: AnnState | None = None) -> None:
         self.dim = dim
+        self.ann = ann
         self.ids: list[str | None] = []
         self.pos: dict[str, int] = {}
         self.mat = np.zeros((0, dim), dtype=np.float32)
@@ -88,6 +91,8 @@ class VectorIndex:
                 self.pos[node_id] = p
             self.mat[p] = vecs[i]
             self.codes[p] = codes[i]
+        if self.ann is not None:
+            self.ann.wrote(ids)
 
     def set_code(self, node_id: str, code: int) -> None:
         p = self.pos.get(node_id)
@@ -101,6 +106,8 @@ class VectorIndex:
         self.codes[p] = DELETED
         self.ids[p] = None
         self.deleted += 1
+        if self.ann is not None:
+            self.ann.removed(node_id)
         if self.deleted > 1024 and self.deleted > self.size // 2:
             self._compact()
 
@@ -113,10 +120,20 @@ class VectorIndex:
         self.pos = {node_id: i for i, node_id in enumerate(self.ids)}
         self.size = len(keep)
         self.deleted = 0
+        if self.ann is not None:
+            self.ann.epoch += 1
 
     def search(self, query: np.ndarray, k: int, codes: Sequence[int]) -> list[tuple[str, float]]:
         if self.size == 0 or k <= 0:
             return []
+        ann = self.ann.usable(self) if self.ann is not None else None
+        if ann is not None:
+            try:
+                found = self._approximate(ann, query, k, set(codes))
+            finally:
+                self.ann.busy.release()
+            if found is not None:
+                return found
         sims = self.mat[: self.size] @ query
         allowed = np.isin(self.codes[: self.size], np.asarray(codes, dtype=np.uint8))
         sims = np.where(allowed, sims, -np.inf)
@@ -129,20 +146,48 @@ class VectorIndex:
         return [(self.ids[p], float(sims[p])) for p in top]
 
 
+    def _approximate(self, ann: Ann, query: np.ndarray, k: int, codes: set[int]) -> list[tuple[str, float]] | None:
+        """The graph's nearest allowed rows plus the uncovered ones, rescored exactly; None
+        when the allowed statuses are too rare for the graph (the caller scans exactly)."""
+        cover = self.ann.uncovered
+        n = min(len(ann), 2 * k + 16)
+        while True:
+            hits = [p for p in (self.pos.get(i) for i in ann.search(query, n) if i not in cover) if p is not None]
+            ok = [p for p in hits if self.codes[p] in codes]
+            if len(ok) >= k or n >= len(ann):
+                break
+            if n * 4 > max(len(ann) // 8, 1024):
+                return None
+            n *= 4
+        rest = np.fromiter((p for p in (self.pos.get(i) for i in cover) if p is not None), dtype=np.int64)
+        rest = rest[np.isin(self.codes[rest], np.fromiter(codes, dtype=np.uint8))]
+        cand = np.concatenate([np.asarray(ok, dtype=np.int64), rest])
+        if cand.size == 0:
+            return []
+        sims = self.mat[cand] @ query
+        order = np.lexsort((cand, -sims))[:k]  # by similarity, then position: the exact scan's order
+        return [(self.ids[cand[j]], float(sims[j])) for j in order]
+
+
 def chunks(items: list, size: int) -> Iterator[list]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
 
 
-def keyword_query(conn: sqlite3.Connection, terms: list[str], scopes: list[str], namespace: str, k: int
-                  ) -> list[tuple[str, float]]:
-    """BM25 top-k of FTS5 within the given scope tokens (namespace, kind, status)."""
+def doc_counts(conn: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
+    """Documents per term, from the FTS5 vocabulary."""
+    marks = ",".join("?" * len(terms))
+    return dict(conn.execute(f"SELECT term, doc FROM fts_vocab WHERE term IN ({marks})", terms))  # noqa: S608
+
+
+def keyword_query(conn: sqlite3.Connection, terms: list[str], df: dict[str, int], scopes: list[str], namespace: str,
+                  k: int) -> list[tuple[str, float]]:
+    """BM25 top-k of FTS5 within the given scope tokens (namespace, kind, status); ``df``:
+    ``doc_counts`` of the terms."""
     # BM25 costs time in proportion to the documents its terms match, and common terms
     # rank least. Like a common-terms query, BM25 runs on the rarest terms while their
     # document counts stay within a budget (the rarest always runs); the others still
-    # count through the keyword coverage of recall. Counts come from the FTS5 vocabulary.
-    marks = ",".join("?" * len(terms))
-    df = dict(conn.execute(f"SELECT term, doc FROM fts_vocab WHERE term IN ({marks})", terms))  # noqa: S608
+    # count through the keyword coverage of recall.
     present = sorted((t for t in terms if df.get(t, 0) > 0), key=lambda t: df[t])
     kept, total = [], 0
     for t in present:

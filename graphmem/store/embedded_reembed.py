@@ -10,6 +10,7 @@ import numpy as np
 from ..errors import ValidationError
 from ..models import Node
 from .base import VECTOR_KINDS, reembedded_rows, swap_target
+from .embedded_ann import drop_indexes
 
 
 class ReembedMixin:
@@ -62,4 +63,4 @@ class ReembedMixin:
                     cur.execute("INSERT OR REPLACE INTO meta VALUES ('', ?, ?)", (key, value))
             self.embedder, self.dim = target
             self._next = None
-            self._vindex.clear()
+            drop_indexes(self._vindex, self._ann_root, files=True)

@@ -1,0 +1,282 @@
+"""The embedded store's approximate vector search: a usearch HNSW graph per (namespace, kind)
+once a kind holds ``threshold`` vectors, kept beside the exact matrix of a ``VectorIndex``.
+
+SQLite stays the source of truth and the exact matrix stays in memory (exact cosines, small
+kinds, filters the graph cannot serve). The graph is a cache: built in a background thread
+(searches scan exactly until it is ready), saved beside the store's file (``<file>.ann/``,
+written to a temporary name and renamed, so a crash leaves the old file or the new one) and
+checked vector by vector against SQLite when it is loaded, so a stale or foreign file can
+cost time but never a wrong answer. Vectors written after the graph was built are
+"uncovered": scanned exactly beside the graph's hits until a background merge adds them.
+Every hit is rescored against the exact matrix, so scores are exact and only the candidate
+list is approximate.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from .base import VECTOR_KINDS
+
+log = logging.getLogger(__name__)
+
+ADD_CHUNK = 1024  # vectors added per lock hold while merging: a search waits for one chunk at most
+SYNC_BELOW = 2048  # builds and merges this small run inline (tests and small kinds: deterministic)
+EXPANSION_SEARCH = 1024  # HNSW candidate list: recall of the top 50 >= 0.98 of exact at 100k (benchmarks/scale.py)
+
+
+def ann_file(root: Path, namespace: str, kind: str) -> Path:
+    """The graph file of one (namespace, kind) under ``root``: a hash names it, since a
+    namespace may hold any characters."""
+    digest = hashlib.sha256(f"{namespace}\x00{kind}".encode()).hexdigest()[:24]
+    return root / f"{kind}-{digest}.usearch"
+
+
+class Ann:
+    """A usearch index whose integer keys map to node ids (keys are never reused)."""
+
+    def __init__(self, dim: int) -> None:
+        from usearch.index import Index
+
+        self.dim = dim
+        self.index = Index(ndim=dim, metric="cos", dtype="f16", connectivity=16, expansion_add=128,
+                           expansion_search=EXPANSION_SEARCH)
+        self.ids: list[str | None] = []
+        self.key_of: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.key_of)
+
+    def add(self, ids: list[str], vecs: np.ndarray) -> None:
+        self.drop(ids)
+        keys = np.arange(len(self.ids), len(self.ids) + len(ids), dtype=np.uint64)
+        self.ids.extend(ids)
+        self.key_of.update(zip(ids, keys.tolist()))
+        self.index.add(keys, np.ascontiguousarray(vecs, dtype=np.float32), threads=1)
+
+    def drop(self, ids) -> None:
+        old = [self.key_of.pop(i) for i in ids if i in self.key_of]
+        if old:
+            self.index.remove(np.asarray(old, dtype=np.uint64))
+            for k in old:
+                self.ids[k] = None
+
+    def search(self, query: np.ndarray, n: int) -> list[str]:
+        found = self.index.search(query, n, threads=1)
+        return [i for i in (self.ids[k] for k in found.keys.tolist()) if i is not None]
+
+    def save(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp_index, tmp_ids = path.with_suffix(".usearch.tmp"), path.with_suffix(".ids.tmp")
+        self.index.save(str(tmp_index))
+        tmp_ids.write_text(json.dumps({"dim": self.dim, "ids": self.ids}), encoding="utf-8")
+        os.replace(tmp_ids, path.with_suffix(".ids"))  # ids first: an index with unknown keys is never read
+        os.replace(tmp_index, path)
+
+    @classmethod
+    def load(cls, path: Path, dim: int) -> Ann | None:
+        """The saved graph, or None when it is missing, unreadable or of another dimension."""
+        try:
+            meta = json.loads(path.with_suffix(".ids").read_text(encoding="utf-8"))
+            if meta.get("dim") != dim or not path.exists():
+                return None
+            ann = cls(dim)
+            ann.index.load(str(path))
+            ann.ids = list(meta["ids"])
+            keys = ann.index.keys
+            present = np.asarray(keys, dtype=np.uint64) if len(keys) else np.zeros(0, dtype=np.uint64)
+            if present.size and int(present.max()) >= len(ann.ids):
+                return None  # the index and its ids are from different saves
+            ann.key_of = {ann.ids[k]: k for k in present.tolist() if ann.ids[k] is not None}
+            return ann
+        except (OSError, ValueError, RuntimeError, KeyError, TypeError) as exc:
+            log.info("vector graph %s not used (%s); it is rebuilt", path, exc)
+            return None
+
+    def check(self, ids: list[str], mat: np.ndarray) -> list[str]:
+        """Ids (rows of ``mat``) whose vector the graph holds as it is: the rest are dropped."""
+        good: list[str] = []
+        for start in range(0, len(ids), 8192):
+            chunk = ids[start : start + 8192]
+            held = [i for i in chunk if i in self.key_of]
+            if not held:
+                continue
+            stored = self.index.get(np.asarray([self.key_of[i] for i in held], dtype=np.uint64), dtype="f32")
+            rows = mat[start : start + len(chunk)][[j for j, i in enumerate(chunk) if i in self.key_of]]
+            same = np.max(np.abs(np.asarray(stored, dtype=np.float32) - rows), axis=1) <= 4e-3
+            good += [i for i, ok in zip(held, same.tolist()) if ok]
+        keep = set(good)
+        self.drop([i for i in list(self.key_of) if i not in keep])
+        return good
+
+
+class AnnState:
+    """The approximate side of one ``VectorIndex``: the graph, what it does not cover, and the
+    background job that builds, loads or extends it. ``lock`` is the store's lock (every
+    ``VectorIndex`` call holds it); ``busy`` is held while the graph itself changes."""
+
+    def __init__(self, threshold: int, path: Path | None, lock: threading.RLock) -> None:
+        self.threshold, self.path, self.lock = threshold, path, lock
+        self.ann: Ann | None = None
+        self.uncovered: set[str] = set()  # ids whose current vector the graph lacks
+        self.touched: set[str] = set()  # ids written while a job runs
+        self.gone: set[str] = set()  # ids removed since the last merge
+        self.busy = threading.Lock()
+        self.job: threading.Thread | None = None
+        self.epoch = 0  # bumped when positions move (a compaction): a job's snapshot is void
+        self.closed = False
+
+    # called with the store's lock held --------------------------------------------------
+    def wrote(self, ids) -> None:
+        if self.ann is None and self.job is None:
+            return  # no graph yet: the first build takes every row there is
+        self.uncovered.update(ids)
+        if self.job is not None:
+            self.touched.update(ids)
+
+    def removed(self, node_id: str) -> None:
+        if self.ann is None and self.job is None:
+            return
+        self.uncovered.discard(node_id)
+        self.gone.add(node_id)
+
+    def start_due(self, index) -> None:
+        """Start a build (the kind reached the threshold) or a merge (the uncovered rows
+        reached 5 % of the graph) unless a job runs; small indexes do it inline."""
+        if self.closed or self.job is not None:
+            return
+        if self.ann is None:
+            due = index.size - index.deleted >= self.threshold
+        else:
+            due = len(self.uncovered) >= max(256, len(self.ann) // 20)
+        if due:
+            self._start(index, inline=index.size < SYNC_BELOW)
+
+    def usable(self, index) -> Ann | None:
+        """The graph when a search may use it now (``busy`` is then held: release it after),
+        else None: no graph yet, too many rows it does not cover (a bulk load: scanning them
+        beside it would cost more than the exact scan), or a job is changing it."""
+        self.start_due(index)
+        if self.closed or self.ann is None or len(self.uncovered) > max(8192, len(self.ann) // 4):
+            return None
+        return self.ann if self.busy.acquire(blocking=False) else None
+
+    def _start(self, index, inline: bool) -> None:
+        if self.ann is None:  # a build takes every live row
+            ids = [i for i in index.ids[: index.size] if i is not None]
+        else:
+            ids = [i for i in self.uncovered if i in index.pos]
+        pos = np.fromiter((index.pos[i] for i in ids), dtype=np.int64, count=len(ids))
+        job = (ids, pos, index.mat, self.epoch, index.dim, sorted(self.gone))
+        self.touched = set()
+        if inline:
+            self.job = threading.current_thread()
+            try:
+                self._run(*job)
+            finally:
+                self.job = None
+            return
+        self.job = threading.Thread(target=self._background, args=job, name="graphmem-ann", daemon=True)
+        self.job.start()
+
+    def _background(self, *job) -> None:
+        try:
+            self._run(*job)
+        finally:
+            self.job = None
+
+    def close(self) -> None:
+        """Stop the job at its next chunk and wait for it (at most one chunk)."""
+        self.closed = True
+        job = self.job
+        if job is not None and job is not threading.current_thread():
+            job.join()
+
+    # the job ----------------------------------------------------------------------------
+    def _run(self, ids: list[str], pos: np.ndarray, mat: np.ndarray, epoch: int, dim: int, gone: list[str]) -> None:
+        try:
+            ann, done = self.ann, []
+            if ann is None:  # the first graph of this index: the saved one where it still holds, else a new one
+                ann = Ann.load(self.path, dim) if self.path is not None and self.path.exists() else None
+                ann = ann if ann is not None else Ann(dim)
+                order = np.argsort(pos, kind="stable")
+                ids, pos = [ids[j] for j in order.tolist()], pos[order]
+                done = ann.check(ids, _Rows(mat, pos)) if len(ann) else []
+                ann.drop(gone)
+            else:
+                with self.busy:
+                    ann.drop(gone)
+            held = set(done)
+            todo = [j for j, i in enumerate(ids) if i not in held]
+            for start in range(0, len(todo), ADD_CHUNK):
+                if self.closed:
+                    return
+                chunk = todo[start : start + ADD_CHUNK]
+                with self.busy:
+                    ann.add([ids[j] for j in chunk], mat[pos[chunk]])
+            while not self.lock.acquire(timeout=0.05):  # never blocks a close() that holds the lock and joins
+                if self.closed:
+                    return
+            try:
+                if self.closed or epoch != self.epoch:
+                    # positions moved under the job: a build is redone; a merge's rows stay uncovered
+                    return
+                if self.ann is None:
+                    self.ann, self.uncovered = ann, set(self.touched)
+                else:
+                    self.uncovered -= set(ids) - self.touched
+                self.gone -= set(gone)
+            finally:
+                self.lock.release()
+            if self.path is not None and todo:
+                with self.busy:
+                    if not self.closed:
+                        ann.save(self.path)
+        except Exception:  # noqa: BLE001 - a cache: searches stay exact
+            log.exception("building the vector graph failed; this index scans exactly from now on")
+            self.closed = True
+
+
+class _Rows:
+    """Rows of ``mat`` at ``pos``, read a slice at a time (``Ann.check`` reads in chunks; a
+    million-row copy would double the memory)."""
+
+    def __init__(self, mat: np.ndarray, pos: np.ndarray) -> None:
+        self.mat, self.pos = mat, pos
+
+    def __getitem__(self, sl: slice) -> np.ndarray:
+        return self.mat[self.pos[sl]]
+
+
+
+def drop_indexes(vindex: dict, root: Path | None, namespace: str | None = None, files: bool = False) -> None:
+    """Forget the vector indexes of ``namespace`` (all when None), stopping their graph jobs;
+    with ``files``, delete their saved graphs too (the vectors they held are gone or replaced)."""
+    for key in [k for k in vindex if namespace is None or k[0] == namespace]:
+        state = vindex.pop(key).ann
+        if state is not None:
+            state.close()
+    if files and root is not None and root.exists():
+        paths = [ann_file(root, namespace, k) for k in VECTOR_KINDS] if namespace is not None else list(root.iterdir())
+        for path in paths:
+            for f in (path, path.with_suffix(".ids")):
+                f.unlink(missing_ok=True)
+
+
+def settle(vindex: dict, lock: threading.RLock) -> None:
+    """Start every build or merge that is due and wait for them all."""
+    with lock:
+        states = [(index, index.ann) for index in vindex.values() if index.ann is not None]
+        for index, state in states:
+            state.start_due(index)
+    for _, state in states:
+        job = state.job
+        if job is not None and job is not threading.current_thread():
+            job.join()

@@ -1,0 +1,101 @@
+"""The embedded store's searches: vectors (exact, or through an HNSW graph once a kind is
+large: ``embedded_ann``) and BM25 keywords over FTS5 (a mixin of ``EmbeddedStore``: it shares
+the connection, the lock and the caches)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..models import NodeKind, Status
+from ..text import query_terms
+from .base import scope_token, unit_query
+from .embedded_ann import AnnState, ann_file, settle
+from .embedded_parts import STATUS_CODE, VectorIndex, doc_counts, keyword_query
+
+
+class SearchMixin:
+    def settle(self) -> None:
+        """Wait until the vector graphs due are built and merged (searches never wait for them)."""
+        settle(self._vindex, self._lock)
+
+    def _index(self, namespace: str, kind: str) -> VectorIndex:
+        index = self._vindex.get((namespace, kind))
+        if index is None:
+            ann = AnnState(self.ann_threshold, ann_file(self._ann_root, namespace, kind) if self._ann_root else None,
+                           self._lock) if self.ann_threshold else None
+            index = VectorIndex(self._dim(), ann)
+            ids, codes, blobs = [], [], []
+            for node_id, status, blob in self.conn.execute(
+                "SELECT n.id, n.status, v.vec FROM nodes n JOIN vectors v ON v.rowid = n.rowid "
+                "WHERE n.namespace = ? AND n.kind = ?",
+                (namespace, kind),
+            ):
+                ids.append(node_id)
+                codes.append(STATUS_CODE.get(status, 0))
+                blobs.append(blob)
+            if ids:
+                mat = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), self.dim)
+                index.upsert(ids, mat, codes)
+            self._vindex[(namespace, kind)] = index
+        return index
+
+    def _holds(self, namespace: str, kind: str) -> bool:
+        """Whether the namespace has any node of ``kind`` (cached until the next commit): a
+        search of an empty kind costs nothing. Call with the lock held, after ``_sync``."""
+        if self._kinds[0] != self._commits:
+            self._kinds = (self._commits, {})
+        held = self._kinds[1].get((namespace, kind))
+        if held is None:
+            held = self.conn.execute(
+                "SELECT 1 FROM nodes WHERE namespace = ? AND kind = ? LIMIT 1", (namespace, kind)).fetchone() is not None
+            self._kinds[1][(namespace, kind)] = held
+        return held
+
+    def vector_search(
+        self, namespace: str, kind: NodeKind, vector: np.ndarray, k: int, statuses: Sequence[Status]
+    ) -> list[tuple[str, float]]:
+        q = unit_query(vector, self.dim)
+        with self._lock, self._guard():
+            self._sync()
+            index = self._index(namespace, kind)
+            codes = [STATUS_CODE[Status(s).value] for s in statuses]
+            return index.search(q, k, codes)
+
+    def keyword_search(
+        self, namespace: str, kind: NodeKind, text: str, k: int, statuses: Sequence[Status]
+    ) -> list[tuple[str, float]]:
+        terms = query_terms(text)
+        if not terms or k <= 0:
+            return []
+        scopes = [scope_token(namespace, kind, Status(x).value) for x in statuses]
+        with self._lock, self._guard():
+            self._sync()
+            if not self._holds(namespace, kind):
+                return []
+            # the terms' document counts, read once for the layers of one recall
+            key = (self._commits, tuple(terms))
+            if self._doc_counts[0] != key:
+                self._doc_counts = (key, doc_counts(self.conn, terms))
+            df = self._doc_counts[1]
+        reader = self._reader()
+        with self._guard():
+            if reader is None:
+                with self._lock:
+                    return keyword_query(self.conn, terms, df, scopes, namespace, k)
+            return keyword_query(reader, terms, df, scopes, namespace, k)  # no store lock: runs beside vector work
+
+    def vector_scores(
+        self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
+    ) -> dict[str, float]:
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        q = q / (np.linalg.norm(q) or 1.0)
+        with self._lock, self._guard():
+            self._sync()
+            index = self._index(namespace, kind)
+            pos = [(i, index.pos[i]) for i in ids if i in index.pos]
+            if not pos:
+                return {}
+            sims = index.mat[[p for _, p in pos]] @ q
+            return {i: float(s) for (i, _), s in zip(pos, sims)}

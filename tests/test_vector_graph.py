@@ -1,0 +1,183 @@
+"""The embedded store's HNSW vector graph (``store/embedded_ann.py``): the same answers as the
+exact scan, kept in step with writes, saved beside the file and never trusted blindly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from graphmem.models import MemoryRecord, Status
+from graphmem.store import EmbeddedStore
+from graphmem.store.embedded_ann import SYNC_BELOW
+
+DIM = 24
+
+
+def open_store(tmp_path, threshold: int) -> EmbeddedStore:
+    s = EmbeddedStore(tmp_path / "s.db", ann_threshold=threshold)
+    s.init(embedder="test-embedder", dim=DIM)
+    return s
+
+
+def vectors(n: int, seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=(n, DIM)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def fill(s: EmbeddedStore, n: int, seed: int = 0, ns: str = "a") -> list[MemoryRecord]:
+    recs = [MemoryRecord(namespace=ns, text=f"memory {seed}-{i}") for i in range(n)]
+    for start in range(0, n, 1000):
+        s.put(ns, recs[start : start + 1000], vectors(n, seed)[start : start + 1000])
+    return recs
+
+
+def exact_ids(s: EmbeddedStore, q: np.ndarray, k: int, statuses=("active",), ns: str = "a") -> list[str]:
+    index = s._vindex[(ns, "memory")]
+    return [i for i, _ in type(index).search(_exact_view(index), q, k, [0 if x == "active" else 1 for x in statuses])]
+
+
+def _exact_view(index):
+    """The same rows without the graph: what the exact scan answers."""
+    view = type(index)(index.dim)
+    view.ids, view.pos, view.mat, view.codes, view.size = index.ids, index.pos, index.mat, index.codes, index.size
+    return view
+
+
+def state(s: EmbeddedStore, ns: str = "a"):
+    return s._vindex[(ns, "memory")].ann
+
+
+def test_graph_answers_like_the_exact_scan(tmp_path):
+    s = open_store(tmp_path, threshold=1)
+    fill(s, 1500)
+    queries = vectors(40, seed=9)
+    overlap = []
+    for q in queries:
+        got = s.vector_search("a", "memory", q, 10, [Status.active])
+        assert state(s).ann is not None and len(state(s).ann) == 1500
+        want = exact_ids(s, q, 10)
+        overlap.append(len({i for i, _ in got} & set(want)) / 10)
+        sims = [sim for _, sim in got]
+        assert sims == sorted(sims, reverse=True)
+        assert all(abs(sim - float(s.vectors("a", [i])[i] @ q)) < 1e-5 for i, sim in got[:3])  # exact scores
+    assert np.mean(overlap) >= 0.98
+    s.close()
+
+
+def test_new_updated_and_deleted_vectors_are_seen_at_once(tmp_path):
+    s = open_store(tmp_path, threshold=1)
+    recs = fill(s, 300)
+    q = vectors(1, seed=5)[0]
+    s.vector_search("a", "memory", q, 5, [Status.active])  # builds the graph
+    new = MemoryRecord(namespace="a", text="just written")
+    s.put("a", [new], q[None, :])
+    assert s.vector_search("a", "memory", q, 1, [Status.active])[0][0] == new.id
+    moved = recs[7]
+    s.put("a", [moved], (-q)[None, :])  # an old vector replaced: the graph's copy must not answer
+    assert s.vector_search("a", "memory", -q, 1, [Status.active])[0][0] == moved.id
+    s.delete("a", [new.id])
+    assert new.id not in {i for i, _ in s.vector_search("a", "memory", q, 10, [Status.active])}
+    s.close()
+
+
+def test_status_filters_hold_and_rare_statuses_scan_exactly(tmp_path):
+    s = open_store(tmp_path, threshold=1)
+    recs = fill(s, 400)
+    retired = [r.model_copy(update={"status": Status.superseded}) for r in recs[:3]]
+    s.put("a", retired, s_vectors(s, retired))
+    q = vectors(1, seed=3)[0]
+    active = s.vector_search("a", "memory", q, 20, [Status.active])
+    assert not {i for i, _ in active} & {r.id for r in retired}
+    assert [i for i, _ in s.vector_search("a", "memory", q, 5, [Status.superseded])] == exact_ids(s, q, 5, ("superseded",))
+    s.close()
+
+
+def s_vectors(s: EmbeddedStore, recs) -> np.ndarray:
+    got = s.vectors("a", [r.id for r in recs])
+    return np.stack([got[r.id] for r in recs])
+
+
+def test_merges_cover_what_was_written_after_the_build(tmp_path):
+    s = open_store(tmp_path, threshold=1)
+    fill(s, 200)
+    q = vectors(1, seed=1)[0]
+    s.vector_search("a", "memory", q, 5, [Status.active])
+    fill(s, 400, seed=2)
+    assert len(state(s).uncovered) == 400
+    s.vector_search("a", "memory", q, 5, [Status.active])  # due: a merge (inline at this size)
+    assert not state(s).uncovered and len(state(s).ann) == 600
+    s.close()
+
+
+def test_saved_graph_is_reused_and_checked_against_sqlite(tmp_path):
+    s = open_store(tmp_path, threshold=1)
+    recs = fill(s, 500)
+    q = vectors(1, seed=4)[0]
+    s.vector_search("a", "memory", q, 5, [Status.active])
+    s.close()
+    files = sorted(p.suffix for p in (tmp_path / "s.db.ann").iterdir())
+    assert files == [".ids", ".usearch"]
+
+    plain = open_store(tmp_path, threshold=0)  # a writer that keeps no graph changes 20 vectors
+    changed = recs[:20]
+    plain.put("a", changed, vectors(20, seed=77))
+    plain.close()
+
+    s = open_store(tmp_path, threshold=1)
+    got = s.vector_search("a", "memory", vectors(20, seed=77)[0], 1, [Status.active])
+    assert got[0][0] == changed[0].id
+    assert len(state(s).ann) == 500 and not state(s).uncovered  # 480 reused, 20 re-added
+    s.close()
+
+
+def test_a_corrupt_graph_file_costs_a_rebuild_not_an_answer(tmp_path):
+    s = open_store(tmp_path, threshold=1)
+    fill(s, 100)
+    q = vectors(1, seed=6)[0]
+    want = [i for i, _ in s.vector_search("a", "memory", q, 5, [Status.active])]
+    s.close()
+    for f in (tmp_path / "s.db.ann").iterdir():
+        f.write_bytes(b"\x00garbage")
+    s = open_store(tmp_path, threshold=1)
+    assert [i for i, _ in s.vector_search("a", "memory", q, 5, [Status.active])] == want
+    assert len(state(s).ann) == 100
+    s.close()
+
+
+def test_large_kinds_build_in_the_background_and_search_exactly_meanwhile(tmp_path):
+    s = open_store(tmp_path, threshold=SYNC_BELOW)
+    fill(s, SYNC_BELOW + 100)
+    q = vectors(1, seed=8)[0]
+    first = s.vector_search("a", "memory", q, 10, [Status.active])
+    job = state(s).job
+    assert job is not None or state(s).ann is not None
+    if job is not None:
+        job.join(timeout=120)
+    assert state(s).ann is not None and len(state(s).ann) == SYNC_BELOW + 100
+    assert [i for i, _ in s.vector_search("a", "memory", q, 10, [Status.active])] == [i for i, _ in first]
+    s.close()
+
+
+def test_deleting_a_namespace_deletes_its_graph(tmp_path):
+    s = open_store(tmp_path, threshold=1)
+    fill(s, 50, ns="a")
+    fill(s, 50, ns="b")
+    for ns in ("a", "b"):
+        s.vector_search(ns, "memory", vectors(1, seed=2)[0], 3, [Status.active])
+    s.close()
+    s = open_store(tmp_path, threshold=1)
+    assert len(list((tmp_path / "s.db.ann").iterdir())) == 4
+    s.delete_namespace("a")
+    assert len(list((tmp_path / "s.db.ann").iterdir())) == 2
+    s.close()
+
+
+@pytest.mark.parametrize("threshold", [0, 10_000])
+def test_small_kinds_and_a_zero_threshold_never_build(tmp_path, threshold):
+    s = open_store(tmp_path, threshold=threshold)
+    fill(s, 100)
+    s.vector_search("a", "memory", vectors(1, seed=2)[0], 3, [Status.active])
+    ann = s._vindex[("a", "memory")].ann
+    assert ann is None if threshold == 0 else ann.ann is None
+    assert not (tmp_path / "s.db.ann").exists()
+    s.close()
