@@ -17,7 +17,7 @@ from ..models import Layer
 from ..models.records import Role
 from ..models.jsonl import read_messages, read_text_messages
 from . import (
-    _print_json, app, err, handles_errors, id_table, open_memory, out, print_context, read_input, recall_table, state,
+    _print_json, app, err, handles_errors, id_table, open_memory, out, print_context, read_input, recall_table, settings, state,
 )
 
 ADD_BATCH = 256
@@ -465,8 +465,6 @@ def cypher(
     """Run a Cypher exploration query on the Neo4j backend, read-only, and print a table.
     $namespace is the --namespace given; other parameters come from -p."""
     from ..errors import ConfigurationError
-    from ..settings import Settings
-    from ..store import open_store
     from ..store.cypher import explore_files
 
     files = explore_files()
@@ -491,14 +489,12 @@ def cypher(
             params[key] = json.loads(raw)
         except json.JSONDecodeError:
             params[key] = raw
-    store = open_store(Settings())
-    try:
-        if not store.capabilities.cypher:
-            raise ConfigurationError("graphmem cypher needs the Neo4j backend: set GRAPHMEM_BACKEND=neo4j (see README)")
-        columns, rows = store.explore(text, params)  # type: ignore[attr-defined]
-    finally:
-        store.close()
+    if settings().backend != "neo4j":  # before opening: no store file is made for nothing
+        raise ConfigurationError("graphmem cypher needs the Neo4j backend: set GRAPHMEM_BACKEND=neo4j (see README)")
+    with open_memory() as mem:
+        rows = mem.cypher(text, params, namespace=state.namespace)
+    columns = list(rows[0]) if rows else []
     table = Table(*columns, title=query, caption=f"{len(rows)} rows")
     for row in rows:
-        table.add_row(*(_cell(v) for v in row))
+        table.add_row(*(_cell(v) for v in row.values()))
     out.print(table)

@@ -43,7 +43,7 @@ class Enricher(BackgroundWorker):
     def _enrich(self, batch: list[Message]) -> None:
         parts = self.parts
         t0 = time.perf_counter()
-        texts = [m.content for m in batch]
+        texts = [m.said for m in batch]
         vectors = parts.embedder.embed(texts)  # outside every lock: readers keep going
         tags = parts.tagger.tag_many(texts)
         by_ns: dict[str, list[int]] = {}

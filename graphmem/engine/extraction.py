@@ -131,8 +131,8 @@ class ExtractionWorker(BackgroundWorker):
         for ns in [namespace] if namespace else store.namespaces():
             for session in store.query(ns, "session", limit=1_000_000, newest_first=False):
                 start = session.extracted_upto
-                while session.message_count - start >= every or (final and session.message_count > start):
-                    end = min(start + every, session.message_count)
+                while session.next_seq - start >= every or (final and session.next_seq > start):
+                    end = min(start + every, session.next_seq)
                     out.append((ns, session, start, end))
                     start = end
         return out

@@ -36,6 +36,7 @@ from ..text import ApproxTokenCounter, EntityTagger, TokenCounter
 from .enrich import Enricher
 from .guard import guarded, retried, whole
 from .extraction import ExtractionWorker
+from .sessions import SessionsMixin
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ Progress = Callable[[int, int], None]
 
 
 @guarded
-class Memory:
+class Memory(SessionsMixin):
     """graphmem's Python API. ``Memory(path)`` opens (or creates) an embedded store file;
     ``Memory()`` and ``Memory.from_settings()`` use the ``GRAPHMEM_*`` settings (the backend
     included: ``GRAPHMEM_BACKEND=neo4j``); ``store=`` takes any Store. Every method takes
@@ -196,7 +197,7 @@ class Memory:
         namespace = checked_namespace(namespace)
         session_id = check(SESSION_ID, session_id, "session_id")
         inputs = message_inputs(messages, self.settings.max_batch)
-        texts = [m.content for m in inputs]
+        texts = [m.said for m in inputs]
         if wait:  # embedded and tagged before the write lock: readers go on, a retried write does not redo it
             vectors, tags = self.embedder.embed(texts), self.tagger.tag_many(texts)
 
@@ -230,7 +231,7 @@ class Memory:
             return []
         if not wait:
             self._enricher.kick()
-        if session.message_count - session.extracted_upto >= self.settings.extract_every:
+        if session.next_seq - session.extracted_upto >= self.settings.extract_every:
             self._extraction.kick()
         return records
 
@@ -359,20 +360,6 @@ class Memory:
         namespace = checked_namespace(namespace)
         text = check(_LONG_TEXT, text or "", "soul")
         self.store.set_meta(namespace, "soul", text or None)
-
-    def set_summary(self, session_id: str, summary: str, *, namespace: str = "default") -> Session:
-        """Set a session's rolling working summary (L1)."""
-        namespace = self._existing(namespace)
-        with self._parts.write_lock:
-            session = self.get(session_id, namespace=namespace)
-            if not isinstance(session, Session):
-                raise NotFoundError(f"{session_id!r} is not a session")
-            now = utcnow()
-            session = Session.model_validate(
-                {**session.model_dump(), "summary": summary.strip(), "summary_updated_at": now, "updated_at": now}
-            )
-            self.store.put(namespace, [session])
-        return session
 
     # lifecycle ----------------------------------------------------------------------------
     def maintain(
@@ -573,6 +560,19 @@ class Memory:
         namespace = self._existing(namespace)
         whole("depth", depth, 0, 3), whole("limit", limit, 1, 10_000)
         return neighbourhood(self.store, find_entity(self.store, namespace, entity), depth, limit)
+
+    def cypher(self, query: str, params: dict[str, Any] | None = None, *, namespace: str = "default") -> list[dict[str, Any]]:
+        """Run a read-only Cypher query on the Neo4j backend (the server refuses any write) and
+        return its rows as dicts; ``$namespace`` is ``namespace`` unless ``params`` sets it."""
+        if not self.store.capabilities.cypher:
+            raise ConfigurationError("Memory.cypher needs the Neo4j backend (GRAPHMEM_BACKEND=neo4j): the embedded "
+                                     "store has no Cypher engine")
+        if not isinstance(query, str) or not query.strip():
+            raise ValidationError("query must be a non-empty Cypher string")
+        if params is not None and not (isinstance(params, dict) and all(isinstance(k, str) for k in params)):
+            raise ValidationError("params must be a dict with string keys")
+        columns, rows = self.store.explore(query, {"namespace": namespace, **(params or {})})  # type: ignore[attr-defined]
+        return [dict(zip(columns, row)) for row in rows]
 
     def namespaces(self) -> list[str]:
         return self.store.namespaces()

@@ -35,18 +35,19 @@ def message_inputs(messages: Sequence[MessageIn | dict | str] | MessageIn | dict
 
 
 def append_turns(session: Session, inputs: Sequence[MessageIn], now: datetime) -> tuple[list[Message], list[Edge]]:
-    """New turns at the end of ``session`` (numbered on from its count; the session's count,
-    last time and chain tail move on) with their HAS_MESSAGE and NEXT edges."""
+    """New turns at the end of ``session`` (numbered from its ``next_seq``; its count, next
+    number, last time and chain tail move on) with their HAS_MESSAGE and NEXT edges."""
     records = [
         check(Message, {
             "id": m.id or "", "namespace": session.namespace, "session_id": session.id, "role": m.role,
-            "speaker": m.speaker, "content": m.content, "seq": session.message_count + i,
-            "created_at": m.created_at or now, "updated_at": now, "keywords": keywords(m.content),
-            "metadata": m.metadata,
+            "speaker": m.speaker, "content": m.content, "tool_calls": m.tool_calls, "tool_call_id": m.tool_call_id,
+            "seq": session.next_seq + i, "created_at": m.created_at or now, "updated_at": now,
+            "keywords": keywords(m.said), "metadata": m.metadata,
         }, f"message {i}")
         for i, m in enumerate(inputs)
     ]
     session.message_count += len(records)
+    session.next_seq += len(records)
     session.last_message_at = max([r.created_at for r in records] + [session.last_message_at or records[0].created_at])
     session.updated_at = now
     return records, chain_edges(session, records)
@@ -92,7 +93,7 @@ class LogLinker:
              now: datetime) -> Linked:
         store = self.parts.store
         resolver = EntityResolver(store, namespace, now)
-        grams = [name_grams(m.content) for m in messages]
+        grams = [name_grams(m.said) for m in messages]
         speakers = [EntityIn(name=m.speaker, type="person") if normalise_name(m.speaker) else None for m in messages]
         tagged = [[EntityIn(name=t.name, type=t.type) for t in ts] for ts in tags]
         resolver.prefetch([e for e in speakers if e] + [e for ts in tagged for e in ts])

@@ -7,6 +7,7 @@ stated it). What is left stays whole: the turn chain bridges the gap."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -108,11 +109,12 @@ def forgetting(store: Store, namespace: str, found: Sequence[Node], derived: boo
 
     bridges = {(p, n) for i in chained if (p := kept_side(before.get(i), before)) and (n := kept_side(after.get(i), after))}
     plan.edges = [Edge(namespace=namespace, source=p, type=EdgeType.NEXT, target=n) for p, n in sorted(bridges)]
-    sessions = {n.session_id for n in found if isinstance(n, Message)} - set(gone)
-    for session in store.get(namespace, sorted(sessions)):
-        if isinstance(session, Session) and session.last_message_id in gone:
-            rewrites[session.id] = session.model_copy(update={"last_message_id": kept_side(session.last_message_id, before),
-                                                              "updated_at": now})
+    lost = Counter(n.session_id for n in turns.values())
+    for session in store.get(namespace, sorted(set(lost) - set(gone))):
+        if isinstance(session, Session):  # its count stays true, and its chain tail is a turn left
+            rewrites[session.id] = session.model_copy(update={
+                "last_message_id": kept_side(session.last_message_id, before),
+                "message_count": max(0, session.message_count - lost[session.id]), "updated_at": now})
             plan.expect[session.id] = session.updated_at
     plan.nodes = list(rewrites.values())
     return plan

@@ -4,22 +4,40 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .records import Label, Metadata, Role, ShortStr, Source, Text, Unit, UTCDateTime
+from .records import Label, Metadata, RawText, Role, ShortStr, Source, Text, ToolCall, Unit, UTCDateTime, turn_text
 
 
 class MessageIn(BaseModel):
-    """One conversation turn to append. ``created_at`` defaults to now."""
+    """One conversation turn to append, in graphmem's shape or the OpenAI chat message shape
+    (``content`` may be empty or null beside ``tool_calls``; ``name`` is the speaker). The
+    content is kept byte for byte. ``created_at`` defaults to now."""
 
     model_config = ConfigDict(extra="forbid")
 
     role: Role = "user"
-    content: Text
+    content: RawText | None = None
     speaker: Label = ""
+    name: Label | None = None
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: ShortStr | None = None
     created_at: UTCDateTime | None = None
     id: str | None = None
     metadata: Metadata = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _shape(self) -> "MessageIn":
+        self.content = self.content or ""
+        if not self.content.strip() and not self.tool_calls:
+            raise ValueError("content must not be empty (a turn may be empty only when it carries tool_calls)")
+        if self.name and not self.speaker:
+            self.speaker = self.name
+        return self
+
+    @property
+    def said(self) -> str:
+        return turn_text(self.content, self.tool_calls)
 
 
 class EntityIn(BaseModel):

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationInfo, field_validator,
+    model_validator,
 )
 
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@\-]{0,127}$"
@@ -65,6 +66,16 @@ def _long_text(value: str, info: ValidationInfo | None = None) -> str:
     return value
 
 
+def _raw_text(value: str, info: ValidationInfo) -> str:
+    """A turn's content as it was sent, byte for byte: only lone surrogates (no store can hold
+    them) and the size limit are refused. Search normalises its own copy, never this one."""
+    if _stored(info):
+        return value
+    if len(value) > MAX_TEXT_CHARS:
+        raise ValueError(f"content has {len(value)} characters; the limit is {MAX_TEXT_CHARS}")
+    return _unicode(value)
+
+
 def _clean_text(value: str) -> str:
     value = _long_text(value)
     if not value:
@@ -102,6 +113,7 @@ UTCDateTime = Annotated[datetime, AfterValidator(_to_utc)]
 Namespace = Annotated[str, StringConstraints(pattern=NAMESPACE_PATTERN)]
 Text = Annotated[str, AfterValidator(_clean_text)]
 LongStr = Annotated[str, AfterValidator(_long_text)]  # may be empty
+RawText = Annotated[str, AfterValidator(_raw_text)]  # may be empty; never stripped
 Label = Annotated[str, StringConstraints(max_length=200), AfterValidator(_unicode)]  # may be empty
 Metadata = Annotated[dict[str, Any], AfterValidator(_json_metadata)]
 Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
@@ -192,9 +204,12 @@ class Session(Record):
     kind: Literal["session"] = "session"
     _prefix = "ses"
     title: str = ""
+    user_id: ShortStr | None = None  # whose conversation it is
+    agent_id: ShortStr | None = None  # which agent took part
     summary: LongStr = ""  # L1: the rolling working summary
     summary_updated_at: UTCDateTime | None = None
-    message_count: int = Field(0, ge=0)
+    message_count: int = Field(0, ge=0)  # turns it holds now
+    next_seq: int = Field(-1, ge=-1)  # the next turn's number (turns forgotten leave gaps); -1: message_count
     last_message_at: UTCDateTime | None = None
     last_message_id: str | None = None  # the tail of the NEXT chain
     # extraction: messages with seq < extracted_upto have been through a window
@@ -204,8 +219,41 @@ class Session(Record):
     failed_windows: list[tuple[int, int]] = Field(default_factory=list)
     last_error: str = ""
 
+    def model_post_init(self, __context: Any) -> None:
+        super().model_post_init(__context)
+        if self.next_seq < 0:  # written before turns were numbered apart from the count
+            self.next_seq = self.message_count
+
 
 Role = Literal["user", "assistant", "system", "tool"]  # who speaks a turn
+
+
+class ToolFunction(BaseModel):
+    """The function a tool call invokes, as chat APIs send it: ``arguments`` is JSON text (an
+    object given instead is written as JSON)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: ShortStr
+    arguments: RawText = ""
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _arguments_as_json(cls, value: Any) -> Any:
+        return json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value
+
+
+class ToolCall(BaseModel):
+    """One tool call of an assistant turn (the OpenAI chat message shape)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: ShortStr
+    type: Literal["function"] = "function"
+    function: ToolFunction
+
+
+def turn_text(content: str, tool_calls: list[ToolCall]) -> str:
+    """What a turn is searched, embedded and tagged by: its content, then its tool calls."""
+    return " ".join([content.strip(), *(f"{c.function.name}({c.function.arguments})" for c in tool_calls)]).strip()
 
 
 class Message(Scorable):
@@ -216,7 +264,9 @@ class Message(Scorable):
     session_id: ShortStr
     role: Role = "user"
     speaker: str = ""
-    content: Text
+    content: RawText = ""  # as sent, byte for byte; empty only beside tool calls
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tool_call_id: ShortStr | None = None  # a tool turn: the call it answers
     seq: int = Field(0, ge=0)
     importance: Unit = 0.3
     confidence: Unit = 0.5
@@ -224,6 +274,17 @@ class Message(Scorable):
     entities: list[str] = Field(default_factory=list)
     keywords: list[str] = Field(default_factory=list)
     superseded_by: SupersededBy | None = None
+
+    @model_validator(mode="after")
+    def _says_something(self) -> "Message":
+        if not self.content.strip() and not self.tool_calls:
+            raise ValueError("content must not be empty (a turn may be empty only when it carries tool_calls)")
+        return self
+
+    @property
+    def said(self) -> str:
+        """Content and tool calls: what the turn is searched, embedded and tagged by."""
+        return turn_text(self.content, self.tool_calls)
 
 
 class MemoryRecord(Scorable):

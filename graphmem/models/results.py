@@ -70,13 +70,13 @@ def item_text(item: MemoryRecord | Episode | Procedure | Message) -> str:
         steps = "; ".join(f"{i}. {s.text}" for i, s in enumerate(item.steps, 1))
         return f"{item.task}: {steps}"
     who = item.speaker or item.role
-    return f"{who}: {item.content}"
+    return f"{who}: {item.said}"
 
 
 def embed_text(item: MemoryRecord | Episode | Procedure | Message | Entity) -> str:
     """The text a node's vector is computed from."""
     if isinstance(item, Message):
-        return item.content
+        return item.said
     if isinstance(item, Entity):
         return item.name
     return item_text(item)

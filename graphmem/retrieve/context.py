@@ -104,7 +104,7 @@ def assemble(
         reserve("summary", [summary] if summary else [], [session.id], min(left, budget // 4))
     if recent:
         newest_first = list(reversed(recent))
-        lines = [f"{m.speaker or m.role}: {m.content}{_stale(m)}".replace("\n", " ") for m in newest_first]
+        lines = [f"{m.speaker or m.role}: {m.said}{_stale(m)}".replace("\n", " ") for m in newest_first]
         reserve("recent", lines, [m.id for m in newest_first], min(left, budget // 4))
         if "recent" in blocks:  # keep the turns that fit, in conversation order
             blocks["recent"].lines.reverse()

@@ -199,7 +199,7 @@ def node_text(node: Node) -> str | None:
     if kind == "memory":
         return node.text
     if kind == "message":  # who said it and when are part of what a turn is found by
-        return f"{node.speaker} {node.created_at:%B %Y} {node.content}"
+        return f"{node.speaker} {node.created_at:%B %Y} {node.said}"
     if kind == "episode":
         return node.summary
     if kind == "procedure":
