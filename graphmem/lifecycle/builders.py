@@ -89,8 +89,9 @@ class GraphBuilder:
             known = {n.id for n in self.store.get(namespace, list(sources)) if n.kind == "message"}
             if sources - known:
                 raise NotFoundError(f"source message {sorted(sources - known)[0]!r} not found in {namespace!r}")
-        tag_iter = iter(self.parts.tagger.tag_many([m.text for m in inputs if m.entities is None]))
-        all_mentions = [_mentions(m, next(tag_iter) if m.entities is None else None) for m in inputs]
+        tagged = [m.entities is None and not _triple_text(m) for m in inputs]  # a triple written out names its two
+        tag_iter = iter(self.parts.tagger.tag_many([m.text for m, t in zip(inputs, tagged) if t]))
+        all_mentions = [_mentions(m, next(tag_iter) if t else None) for m, t in zip(inputs, tagged)]
         resolver = EntityResolver(self.store, namespace, now)
         resolver.prefetch(e for mentions in all_mentions for e, _ in mentions)  # one lookup, not one per name
         records: list[MemoryRecord] = []
@@ -210,6 +211,15 @@ class GraphBuilder:
                 }), vec
         proc.keywords = keywords(text)
         return proc, vec
+
+
+def _triple_text(m: MemoryIn) -> bool:
+    """Whether the text is only the given triple written out ("Ann WORKS_AT Initech"): its
+    entities are the subject and the object, and NER must not read it as one name."""
+    if not (m.subject and m.predicate and m.object):
+        return False
+    said = " ".join(m.text.replace("_", " ").split()).casefold()
+    return said == " ".join(f"{m.subject} {m.predicate} {m.object}".replace("_", " ").split()).casefold()
 
 
 def _mentions(m: MemoryIn, tagged: list | None) -> list[tuple[EntityIn, str]]:

@@ -25,6 +25,9 @@ _CJK_SPAN = re.compile(rf"[{_CJK}]+")
 _HMM_CHARS = 600  # Chinese characters of a text tagged with jieba's HMM; the rest by its dictionary
 _CAPITALISED = re.compile(r"(^|[.!?]\s+|\s)([A-Z][\w'’-]*)")
 _SPACES = re.compile(r"\s+")
+# a predicate written as a token between two names ("Ann WORKS_AT Initech", "Bob MANAGES Carol"):
+# never part of a name; NER sees a break there instead
+_PREDICATE = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|\b[A-Z]{3,}(?:S|ED|ING)\b")
 _COMMON_STARTS = STOPWORDS | frozenset(
     "can could would let lets let's sure great cool nice good fine thanks thank sorry please maybe well right "
     "what's that's it's i'm i've i'll i'd we're we'll you're don't didn't ok okay yeah yep nope no yes so and but "
@@ -81,10 +84,10 @@ class EntityTagger:
         english = [i for i, t in enumerate(texts) if _may_name(t)]
         if english:
             nlp = self._spacy()
-            for i, doc in zip(english, nlp.pipe((texts[i] for i in english), batch_size=256)):
+            for i, doc in zip(english, nlp.pipe((_PREDICATE.sub(";", texts[i]) for i in english), batch_size=256)):
                 for ent in doc.ents:
                     etype = _SPACY_TYPES.get(ent.label_)
-                    name = ent.text.strip()
+                    name = ent.text.strip(" ;")
                     if etype and name and normalise_name(name):
                         results[i].append(TaggedEntity(name=re.sub(r"('s|’s)$", "", name), type=etype))
         for i, text in enumerate(texts):
