@@ -493,8 +493,10 @@ def cypher(
         raise ConfigurationError("graphmem cypher needs the Neo4j backend: set GRAPHMEM_BACKEND=neo4j (see README)")
     with open_memory() as mem:
         rows = mem.cypher(text, params, namespace=state.namespace)
-    columns = list(rows[0]) if rows else []
-    table = Table(*columns, title=query, caption=f"{len(rows)} rows")
+    if not rows:
+        out.print(f"{query}: 0 rows")
+        return
+    table = Table(*rows[0], title=query, caption=f"{len(rows)} rows")
     for row in rows:
         table.add_row(*(_cell(v) for v in row.values()))
     out.print(table)
