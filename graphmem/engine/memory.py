@@ -36,6 +36,7 @@ from ..text import ApproxTokenCounter, EntityTagger, TokenCounter
 from .enrich import Enricher
 from .guard import guarded, retried, whole
 from .extraction import ExtractionWorker
+from .entities import EntitiesMixin
 from .sessions import SessionsMixin
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ Progress = Callable[[int, int], None]
 
 
 @guarded
-class Memory(SessionsMixin):
+class Memory(SessionsMixin, EntitiesMixin):
     """graphmem's Python API. ``Memory(path)`` opens (or creates) an embedded store file;
     ``Memory()`` and ``Memory.from_settings()`` use the ``GRAPHMEM_*`` settings (the backend
     included: ``GRAPHMEM_BACKEND=neo4j``); ``store=`` takes any Store. Every method takes

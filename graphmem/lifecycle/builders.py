@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import NotFoundError
 from ..models import (
     SOURCE_CONFIDENCE, Edge, EdgeType, Entity, EntityIn, Episode, MemoryIn, MemoryRecord, Message, Node, Procedure,
-    Relation, RelationIn, Status, SupersededBy, item_text,
+    Relation, RelationIn, Status, SupersededBy, embed_text, item_text,
 )
 from ..store import Store
 from ..text import keywords, normalise_name
@@ -109,7 +109,7 @@ class GraphBuilder:
             records.append(rec)
             edges += _memory_edges(rec, mentions, m.relations, resolver)
         entities = resolver.new_entities()
-        vectors = self.parts.embedder.embed([r.text for r in records] + [e.name for e in entities])
+        vectors = self.parts.embedder.embed([r.text for r in records] + [embed_text(e) for e in entities])
         return [*records, *entities], vectors, edges
 
     @staticmethod

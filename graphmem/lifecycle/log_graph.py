@@ -16,7 +16,7 @@ from datetime import datetime
 import numpy as np
 
 from ..errors import ValidationError
-from ..models import Edge, EdgeType, Entity, EntityIn, Message, MessageIn, Session
+from ..models import Edge, EdgeType, Entity, EntityIn, Message, MessageIn, Session, embed_text
 from ..text import TaggedEntity, keywords, name_grams, normalise_name
 from .builders import EntityResolver
 from .parts import Parts, check
@@ -123,5 +123,5 @@ class LogLinker:
                            props={"role": "mention"}) for eid in found]
             out.append(m.model_copy(update={"entities": [e.name for e in found.values()]}))
         entities = resolver.new_entities()
-        vectors = self.parts.embedder.embed([e.name for e in entities]) if entities else None
+        vectors = self.parts.embedder.embed([embed_text(e) for e in entities]) if entities else None
         return Linked(out, entities, vectors, edges)

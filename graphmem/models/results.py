@@ -77,8 +77,8 @@ def embed_text(item: MemoryRecord | Episode | Procedure | Message | Entity) -> s
     """The text a node's vector is computed from."""
     if isinstance(item, Message):
         return item.said
-    if isinstance(item, Entity):
-        return item.name
+    if isinstance(item, Entity):  # its name, and what it is when it was described
+        return f"{item.name}: {item.description}" if item.description else item.name
     return item_text(item)
 
 

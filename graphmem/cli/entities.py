@@ -1,0 +1,82 @@
+"""``graphmem entity``: entities as records of their own (add, show, find, update, forget)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from . import _print_json, app, handles_errors, id_table, open_memory, out, state
+
+entity_app = typer.Typer(help="Entities: add, show, find, update, forget.", no_args_is_help=True)
+app.add_typer(entity_app, name="entity")
+
+
+@entity_app.command("add")
+@handles_errors
+def add(
+    name: str = typer.Argument(...),
+    type_: str = typer.Option("thing", "--type", help="person, org, place, thing, ... (a lower-case word)"),
+    description: str = typer.Option("", "--description", "-d"),
+    alias: list[str] = typer.Option([], "--alias", "-a", help="another name (repeat for more)"),
+) -> None:
+    """Create an entity before any memory mentions it; prints its id."""
+    with open_memory() as mem:
+        print(mem.add_entity(name, type=type_, description=description, aliases=alias, namespace=state.namespace).id)
+
+
+@entity_app.command("show")
+@handles_errors
+def show(name_or_id: str = typer.Argument(...), as_json: bool = typer.Option(False, "--json")) -> None:
+    """An entity by id, name or alias (`graphmem show NAME` adds its neighbourhood)."""
+    with open_memory() as mem:
+        e = mem.get_entity(name_or_id, namespace=state.namespace)
+    if as_json:
+        _print_json(e.model_dump(mode="json"))
+        return
+    for key, value in e.model_dump(mode="json").items():
+        out.print(f"[bold]{key}[/bold]: {value}", highlight=False)
+
+
+@entity_app.command("find")
+@handles_errors
+def find(
+    query: str = typer.Argument(...),
+    type_: Optional[str] = typer.Option(None, "--type"),
+    k: int = typer.Option(10, "-k"),
+) -> None:
+    """Entities the query names, then those nearest in meaning (name and description)."""
+    with open_memory() as mem:
+        found = mem.find_entities(query, type=type_, k=k, namespace=state.namespace)
+    if not found:
+        out.print("no matches")
+        return
+    table = id_table("id", "name", "type", "text", ids=[e.id for e in found])
+    for e in found:
+        table.add_row(e.id, e.name, e.type, e.description)
+    out.print(table)
+
+
+@entity_app.command("update")
+@handles_errors
+def update(
+    entity_id: str = typer.Argument(...),
+    name: Optional[str] = typer.Option(None, "--name"),
+    type_: Optional[str] = typer.Option(None, "--type"),
+    description: Optional[str] = typer.Option(None, "--description", "-d"),
+    alias: Optional[list[str]] = typer.Option(None, "--alias", "-a", help="the whole alias list (repeat for more)"),
+) -> None:
+    """Change an entity in place."""
+    with open_memory() as mem:
+        e = mem.update_entity(entity_id, name=name, type=type_, description=description, aliases=alias or None,
+                              namespace=state.namespace)
+    out.print(f"updated {e.id}")
+
+
+@entity_app.command("forget")
+@handles_errors
+def forget(entity_id: str = typer.Argument(...)) -> None:
+    """Delete an entity with its edges; the memories that mention it stay."""
+    with open_memory() as mem:
+        n = mem.forget_entity(entity_id, namespace=state.namespace)
+    out.print(f"deleted {n} record(s)")

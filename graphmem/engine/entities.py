@@ -1,0 +1,111 @@
+"""Entities as records of their own (a mixin of ``Memory``): created and described before any
+memory mentions them, found by name, alias or meaning, updated and forgotten."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import ConflictError, NotFoundError, ValidationError
+from ..lifecycle import check, checked_namespace, forget_records
+from ..models import Entity, Status, embed_text, utcnow
+from ..retrieve import find_entity
+from ..text import name_grams
+from .guard import guarded, retried, whole
+
+_TYPE = re.compile(r"^[a-z][a-z_]{0,39}$")
+
+
+@guarded
+class EntitiesMixin:
+    def add_entity(self, name: str, *, type: str = "thing", description: str = "", aliases: Sequence[str] = (),
+                   metadata: dict[str, Any] | None = None, namespace: str = "default") -> Entity:
+        """A new entity (person, org, place, thing, ...) with a description and aliases, before any
+        memory mentions it; later mentions of its name or an alias link to it. A name or alias
+        another entity has is a ``ConflictError`` naming that entity."""
+        namespace = checked_namespace(namespace)
+        now = utcnow()
+        ent = check(Entity, {"name": name, "type": _entity_type(type), "description": description,
+                             "aliases": list(aliases), "metadata": metadata or {}, "namespace": namespace,
+                             "created_at": now, "updated_at": now}, "entity")
+        vec = self.embedder.embed([embed_text(ent)])
+        with self._parts.write_lock, self._op("add_entity", namespace):
+            self._name_free(namespace, ent)
+            self.store.put(namespace, [ent], vec, expect={ent.id: None})
+        return ent
+
+    def get_entity(self, name_or_id: str, *, namespace: str = "default") -> Entity:
+        """An entity by id, else by name or alias."""
+        if not isinstance(name_or_id, str) or not name_or_id.strip():
+            raise ValidationError("give an entity id or name")
+        return find_entity(self.store, self._existing(namespace), name_or_id)
+
+    def find_entities(self, query: str, *, type: str | None = None, k: int = 10,
+                      namespace: str = "default") -> list[Entity]:
+        """Entities the query names (by name or alias, first) and then those nearest in meaning
+        to it (their name and description), of one type when asked."""
+        namespace = self._existing(namespace)
+        whole("k", k, 1, 1000)
+        if not isinstance(query, str) or not query.strip():
+            raise ValidationError("query must be a non-empty string")
+        wanted = _entity_type(type) if type is not None else None
+        named = list(self.store.find_entities(namespace, name_grams(query) | {query}).values())
+        near = self.store.vector_search(namespace, "entity", self.embedder.embed([query], query=True)[0], k * 4,
+                                        [Status.active])
+        by_meaning = self.store.get(namespace, [i for i, _ in near])
+        order = {i: n for n, (i, _) in enumerate(near)}
+        found = {e.id: e for e in [*named, *sorted(by_meaning, key=lambda e: order[e.id])] if isinstance(e, Entity)}
+        return [e for e in found.values() if wanted is None or e.type == wanted][:k]
+
+    def update_entity(self, entity_id: str, *, name: str | None = None, type: str | None = None,
+                      description: str | None = None, aliases: Sequence[str] | None = None,
+                      metadata: dict[str, Any] | None = None, namespace: str = "default") -> Entity:
+        """Change an entity in place: its name, type, description, aliases (the whole list) or
+        metadata. Its vector follows its name and description."""
+        namespace = self._existing(namespace)
+        changes = {key: value for key, value in {"name": name, "type": _entity_type(type) if type is not None else None,
+                   "description": description, "aliases": list(aliases) if aliases is not None else None,
+                   "metadata": metadata}.items() if value is not None}
+        if not changes:
+            raise ValidationError("update_entity needs a change: name, type, description, aliases or metadata")
+
+        def write() -> Entity:
+            old = self.store.get(namespace, [entity_id])
+            if not old or not isinstance(old[0], Entity):
+                raise NotFoundError(f"no entity {entity_id!r} in namespace {namespace!r}")
+            new = check(Entity, {**old[0].model_dump(), **changes, "updated_at": utcnow()}, "entity")
+            self._name_free(namespace, new)
+            vec = self.embedder.embed([embed_text(new)]) if embed_text(new) != embed_text(old[0]) else \
+                np.full((1, self.embedder.dim), np.nan, dtype=np.float32)
+            self.store.put(namespace, [new], vec, expect={new.id: old[0].updated_at})
+            return new
+
+        with self._parts.write_lock, self._op("update_entity", namespace):
+            return retried(write)
+
+    def forget_entity(self, entity_id: str, *, namespace: str = "default") -> int:
+        """Delete an entity with its edges (the memories that mention it stay). Returns 1."""
+        namespace = self._existing(namespace)
+        found = self.store.get(namespace, [entity_id]) if isinstance(entity_id, str) else []
+        if not found or not isinstance(found[0], Entity):
+            raise NotFoundError(f"no entity {entity_id!r} in namespace {namespace!r}")
+        with self._parts.write_lock, self._op("forget_entity", namespace):
+            return retried(lambda: forget_records(self.store, namespace, [entity_id], False, utcnow()))
+
+    def _name_free(self, namespace: str, ent: Entity) -> None:
+        """No other entity has ``ent``'s name or one of its aliases."""
+        taken = self.store.find_entities(namespace, [ent.name, *ent.aliases])
+        for norm, other in taken.items():
+            if other.id != ent.id:
+                raise ConflictError(f"entity {other.name!r} ({other.type}, {other.id}) is already named {norm!r}; "
+                                    "update it, or give this one another name")
+
+
+def _entity_type(value: Any) -> str:
+    if not isinstance(value, str) or not _TYPE.fullmatch(value):
+        raise ValidationError(f"entity type {value!r} is not a lower-case word (person, org, place, thing, ...)")
+    return value
+

@@ -1,0 +1,88 @@
+"""Entities as records of their own, on every backend: created and described before any memory
+mentions them, found by name, alias or meaning, updated and forgotten; bad input changes nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from graphmem.cli import app
+from graphmem.errors import ConflictError, NotFoundError, ValidationError
+
+
+def test_an_entity_added_first_is_the_one_later_mentions_link_to(gmem):
+    ann = gmem.add_entity("Ann Lee", type="person", description="Platform team lead in Lisbon", aliases=["Annie"])
+    assert (ann.name, ann.type, ann.aliases) == ("Ann Lee", "person", ["Annie"])
+    mem = gmem.remember("Annie prefers green tea", subject="Annie", predicate="prefers", object="green tea")
+    assert gmem.get_entity("Annie").id == ann.id == gmem.get_entity(ann.id).id
+    assert ann.id in {e.target for e in gmem.store.edges("default", [mem.id], direction="out")}
+    assert [e.name for e in gmem.list("entity") if e.type == "person"] == ["Ann Lee"]
+
+
+def test_find_entities_by_name_then_meaning_and_type(gmem):
+    gmem.add_entity("Initech", type="org", description="a software company that makes payment terminals")
+    gmem.add_entity("Lisbon", type="place", description="capital of Portugal, by the sea")
+    gmem.add_entity("Kettle", type="thing", description="boils water for tea")
+    assert gmem.find_entities("Initech")[0].name == "Initech"
+    assert gmem.find_entities("which city is the capital of Portugal?", k=1)[0].name == "Lisbon"
+    assert [e.name for e in gmem.find_entities("Initech", type="place")] == ["Lisbon"]  # the only place
+    assert len(gmem.find_entities("tea", k=2)) == 2
+
+
+def test_update_entity_changes_it_in_place_and_keeps_names_unique(gmem):
+    ann = gmem.add_entity("Ann Lee", type="person")
+    gmem.add_entity("Bob Stone", type="person")
+    new = gmem.update_entity(ann.id, description="runs the Lisbon office", aliases=["Annie", "A. Lee"])
+    assert new.id == ann.id and new.description == "runs the Lisbon office" and gmem.get_entity("A. Lee").id == ann.id
+    assert gmem.find_entities("who runs the Lisbon office?", k=1)[0].id == ann.id
+    with pytest.raises(ConflictError, match="Bob Stone"):
+        gmem.update_entity(ann.id, aliases=["Bob Stone"])
+    with pytest.raises(ConflictError, match="Ann Lee"):
+        gmem.add_entity("annie")
+    assert gmem.get_entity(ann.id).aliases == ["Annie", "A. Lee"]
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda m: m.add_entity(""), "name"),
+    (lambda m: m.add_entity("X", type="Not A Type"), "Not A Type"),
+    (lambda m: m.update_entity("ent_missing", description="x"), "ent_missing"),
+    (lambda m: m.update_entity("ent_missing"), "needs a change"),
+    (lambda m: m.forget_entity("ent_missing"), "ent_missing"),
+    (lambda m: m.get_entity("nobody"), "nobody"),
+    (lambda m: m.find_entities("x", k=0), "k"),
+])
+def test_bad_entity_calls_name_the_value_and_change_nothing(gmem, call, match):
+    gmem.add_entity("Seed", type="thing")
+    with pytest.raises((ValidationError, NotFoundError), match=match):
+        call(gmem)
+    assert [e.name for e in gmem.list("entity")] == ["Seed"]
+
+
+def test_forget_entity_keeps_the_memories_that_mention_it(gmem):
+    gmem.add_entity("Carol", type="person")
+    mem = gmem.remember("Carol moved to Oslo", subject="Carol", predicate="lives_in", object="Oslo")
+    carol = gmem.get_entity("Carol")
+    assert gmem.forget_entity(carol.id) == 1
+    with pytest.raises(NotFoundError):
+        gmem.get_entity("Carol")
+    assert gmem.get(mem.id).text == "Carol moved to Oslo"
+
+
+def test_entity_commands(tmp_path):
+    runner, db = CliRunner(), str(tmp_path / "cli.db")
+
+    def run(*args):
+        result = runner.invoke(app, ["--db", db, *args])
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    ent_id = run("entity", "add", "Ann Lee", "--type", "person", "--description", "team lead", "--alias", "Annie").strip()
+    assert json.loads(run("entity", "show", "Annie", "--json"))["id"] == ent_id
+    assert "Ann Lee" in run("entity", "find", "team lead")
+    run("entity", "update", ent_id, "--description", "head of platform")
+    assert json.loads(run("entity", "show", ent_id, "--json"))["description"] == "head of platform"
+    assert "deleted 1" in run("entity", "forget", ent_id)
+    bad = runner.invoke(app, ["--db", db, "entity", "add", "X", "--type", "Bad Type"])
+    assert bad.exit_code == 1 and "Bad Type" in bad.output
