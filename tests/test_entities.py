@@ -83,6 +83,45 @@ def test_entity_commands(tmp_path):
     assert "Ann Lee" in run("entity", "find", "team lead")
     run("entity", "update", ent_id, "--description", "head of platform")
     assert json.loads(run("entity", "show", ent_id, "--json"))["description"] == "head of platform"
+    other = run("entity", "add", "A. Lee").strip()
+    assert "merged" in run("entity", "merge", ent_id, other) and json.loads(run("entity", "show", other, "--json"))["id"] == ent_id
     assert "deleted 1" in run("entity", "forget", ent_id)
     bad = runner.invoke(app, ["--db", db, "entity", "add", "X", "--type", "Bad Type"])
     assert bad.exit_code == 1 and "Bad Type" in bad.output
+
+
+def test_merge_entities_moves_every_link_and_leaves_no_orphan(gmem):
+    ann = gmem.add_entity("Ann Lee", type="person")
+    dup = gmem.add_entity("A. Lee", description="works on payments", aliases=["Annie L"])
+    m1 = gmem.remember("Ann Lee manages Bob", subject="Ann Lee", predicate="manages", object="Bob")
+    m2 = gmem.remember("A. Lee works at Initech", subject="A. Lee", predicate="works_at", object="Initech")
+    gmem.add_messages("s", [{"speaker": "A. Lee", "content": "I moved to Oslo"}])
+    kept = gmem.merge_entities(ann.id, dup.id)
+    assert kept.id == ann.id and set(kept.aliases) == {"A. Lee", "Annie L"} and kept.description == "works on payments"
+    left = gmem.store.edges("default", [dup.id], direction="both")
+    assert [(e.type.value, e.target) for e in left] == [("MERGED_INTO", ann.id)]  # nothing else points at it
+    linked = {e.source for e in gmem.store.edges("default", [ann.id], direction="in")}
+    assert {m1.id, m2.id} <= linked
+    assert gmem.get_entity("Annie L").id == ann.id == gmem.get_entity(dup.id).id
+    assert {e.type.value for e in gmem.store.edges("default", [ann.id], direction="out")} >= {"RELATES_TO", "SAID"}
+    names = {n.name: n for n in gmem.neighbourhood("Ann Lee").entities}
+    assert {"Bob", "Initech"} <= set(names)
+    assert dup.id not in {e.id for e in gmem.find_entities("payments Lee", k=10)}
+    later = gmem.remember("A. Lee likes jazz", subject="A. Lee", predicate="likes", object="jazz")
+    assert ann.id in {e.target for e in gmem.store.edges("default", [later.id], direction="out")}
+
+
+@pytest.mark.parametrize("ids, match", [(("same", "same"), "itself"), (("ent_x", "ent_y"), "ent_x")])
+def test_bad_merges_change_nothing(gmem, ids, match):
+    gmem.add_entity("Seed")
+    with pytest.raises((ValidationError, NotFoundError), match=match):
+        gmem.merge_entities(*ids)
+    assert [e.name for e in gmem.list("entity")] == ["Seed"]
+
+
+def test_merging_across_namespaces_is_not_found(gmem):
+    a = gmem.add_entity("Ann", namespace="t1")
+    b = gmem.add_entity("Ann", namespace="t2")
+    with pytest.raises(NotFoundError, match=b.id):
+        gmem.merge_entities(a.id, b.id, namespace="t1")
+    assert gmem.get_entity("Ann", namespace="t2").id == b.id

@@ -1,4 +1,4 @@
-"""``graphmem entity``: entities as records of their own (add, show, find, update, forget)."""
+"""``graphmem entity``: entities as records of their own (add, show, find, update, merge, forget)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import typer
 
 from . import _print_json, app, handles_errors, id_table, open_memory, out, state
 
-entity_app = typer.Typer(help="Entities: add, show, find, update, forget.", no_args_is_help=True)
+entity_app = typer.Typer(help="Entities: add, show, find, update, merge, forget.", no_args_is_help=True)
 app.add_typer(entity_app, name="entity")
 
 
@@ -80,3 +80,13 @@ def forget(entity_id: str = typer.Argument(...)) -> None:
     with open_memory() as mem:
         n = mem.forget_entity(entity_id, namespace=state.namespace)
     out.print(f"deleted {n} record(s)")
+
+
+@entity_app.command("merge")
+@handles_errors
+def merge(keep_id: str = typer.Argument(..., help="the entity that stays"),
+          merge_id: str = typer.Argument(..., help="the entity folded into it")) -> None:
+    """Fold one entity into another: its links and names move to the one that stays."""
+    with open_memory() as mem:
+        e = mem.merge_entities(keep_id, merge_id, namespace=state.namespace)
+    out.print(f"merged {merge_id} into {e.id} ({e.name}; aliases: {', '.join(e.aliases) or 'none'})")

@@ -11,9 +11,9 @@ import numpy as np
 
 from ..errors import ConflictError, NotFoundError, ValidationError
 from ..lifecycle import check, checked_namespace, forget_records
-from ..models import Entity, Status, embed_text, utcnow
+from ..models import Edge, EdgeType, Entity, Status, embed_text, utcnow
 from ..retrieve import find_entity
-from ..text import name_grams
+from ..text import name_grams, normalise_name
 from .guard import guarded, retried, whole
 
 _TYPE = re.compile(r"^[a-z][a-z_]{0,39}$")
@@ -58,7 +58,7 @@ class EntitiesMixin:
         by_meaning = self.store.get(namespace, [i for i, _ in near])
         order = {i: n for n, (i, _) in enumerate(near)}
         found = {e.id: e for e in [*named, *sorted(by_meaning, key=lambda e: order[e.id])] if isinstance(e, Entity)}
-        return [e for e in found.values() if wanted is None or e.type == wanted][:k]
+        return [e for e in found.values() if (wanted is None or e.type == wanted) and not e.merged_into][:k]
 
     def update_entity(self, entity_id: str, *, name: str | None = None, type: str | None = None,
                       description: str | None = None, aliases: Sequence[str] | None = None,
@@ -94,6 +94,45 @@ class EntitiesMixin:
             raise NotFoundError(f"no entity {entity_id!r} in namespace {namespace!r}")
         with self._parts.write_lock, self._op("forget_entity", namespace):
             return retried(lambda: forget_records(self.store, namespace, [entity_id], False, utcnow()))
+
+    def merge_entities(self, keep_id: str, merge_id: str, *, namespace: str = "default") -> Entity:
+        """Fold one entity into another: every edge of ``merge_id`` (mentions, relations with
+        their memory ids, SAID) moves to ``keep_id``, its name and aliases become aliases of
+        the kept one (as do its type and description where the kept one has none), and it stays
+        only as a record found by no name, with a MERGED_INTO edge to the kept one. Returns the
+        kept entity."""
+        namespace = self._existing(namespace)
+        if not isinstance(keep_id, str) or not isinstance(merge_id, str):
+            raise ValidationError("merge_entities takes two entity ids")
+        if keep_id == merge_id:
+            raise ValidationError(f"an entity cannot be merged with itself ({keep_id!r})")
+
+        def write() -> Entity:
+            got = {e.id: e for e in self.store.get(namespace, [keep_id, merge_id]) if isinstance(e, Entity)}
+            for i in (keep_id, merge_id):
+                if i not in got or got[i].merged_into:
+                    raise NotFoundError(f"no entity {i!r} in namespace {namespace!r}")
+            keep, gone, now = got[keep_id], got[merge_id], utcnow()
+            old = self.store.edges(namespace, [merge_id], direction="both")
+            moved = [e.model_copy(update={"source": keep_id if e.source == merge_id else e.source,
+                                          "target": keep_id if e.target == merge_id else e.target}) for e in old]
+            aliases = [a for a in dict.fromkeys([*keep.aliases, gone.name, *gone.aliases])
+                       if normalise_name(a) != normalise_name(keep.name)]
+            kept = check(Entity, {**keep.model_dump(), "aliases": aliases, "updated_at": now,
+                                  "type": gone.type if keep.type == "thing" else keep.type,
+                                  "description": keep.description or gone.description}, "entity")
+            folded = gone.model_copy(update={"merged_into": keep_id, "updated_at": now})
+            link = Edge(namespace=namespace, source=merge_id, type=EdgeType.MERGED_INTO, target=keep_id,
+                        props={"at": now.isoformat()})
+            vecs = np.vstack([self.embedder.embed([embed_text(kept)]), np.full((1, self.embedder.dim), np.nan)])
+            # the moved edges first, the old ones after: a failure between leaves a link twice, never none
+            self.store.put(namespace, [kept, folded], vecs, [*(e for e in moved if e.source != e.target), link],
+                           expect={keep_id: keep.updated_at, merge_id: gone.updated_at})
+            self.store.delete_edges(namespace, old)
+            return kept
+
+        with self._parts.write_lock, self._op("merge_entities", namespace):
+            return retried(write)
 
     def _name_free(self, namespace: str, ent: Entity) -> None:
         """No other entity has ``ent``'s name or one of its aliases."""

@@ -322,6 +322,7 @@ class Entity(Record):
     type: str = "thing"  # person, org, place, thing, concept, event, date, ...
     aliases: list[str] = Field(default_factory=list)
     description: LongStr = ""
+    merged_into: str | None = None  # folded into that entity (MERGED_INTO): found by no name, linked by nothing
 
 
 class Episode(Scorable):

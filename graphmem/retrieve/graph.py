@@ -8,8 +8,12 @@ from ..store import Store
 
 
 def find_entity(store: Store, namespace: str, name_or_id: str) -> Entity:
-    """An entity by id, else by normalised name or alias."""
+    """An entity by id (one merged into another: that one), else by normalised name or alias."""
     found = store.get(namespace, [name_or_id])
+    for _ in range(64):  # a chain of merges, followed to its end
+        if not (found and isinstance(found[0], Entity) and found[0].merged_into):
+            break
+        found = store.get(namespace, [found[0].merged_into])
     if found and isinstance(found[0], Entity):
         return found[0]
     hit = store.find_entities(namespace, [name_or_id])

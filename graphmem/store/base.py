@@ -23,7 +23,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from ..errors import StoreError, ValidationError
 from ..models import NODE_TYPES, Edge, EdgeType, Entity, Node, NodeKind, Status
-from ..text import index_terms
+from ..text import index_terms, normalise_name
 
 Direction = Literal["out", "in", "both"]
 VECTOR_KINDS = ("memory", "message", "episode", "procedure", "entity")  # kinds whose nodes carry embeddings
@@ -160,6 +160,13 @@ def hydrate(kind: str, data: str, node_id: str, access_count: int | None, last_a
         return NODE_TYPES[kind].model_validate(payload, context={"stored": True})
     except PydanticValidationError as exc:
         raise StoreError(f"stored record {node_id} does not validate: {exc}") from exc
+
+
+def entity_norms(node: Entity) -> set[str]:
+    """The normalised names an entity is found by: its name and aliases, none once merged."""
+    if node.merged_into:
+        return set()
+    return {normalise_name(n) for n in [node.name, *node.aliases]} - {""}
 
 
 def unit_query(vector: np.ndarray, dim: int | None) -> np.ndarray:

@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import ConfigurationError, ConflictError, StoreError, ValidationError
 from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..text import index_terms, normalise_name
-from .base import AccessBuffer, Accesses, StoreCapabilities, check_batch, hydrate, node_text, prepare_vectors, scope_token
+from .base import AccessBuffer, Accesses, StoreCapabilities, check_batch, entity_norms, hydrate, node_text, prepare_vectors, scope_token
 from .embedded_graph import GraphMixin
 from .embedded_parts import SCHEMA as _SCHEMA
 from .embedded_parts import STATUS_CODE as _STATUS_CODE
@@ -345,7 +345,7 @@ class EmbeddedStore(GraphMixin, ReembedMixin, SearchMixin):
                 cur.execute("DELETE FROM vectors_next WHERE rowid = ?", (rowid,))
         if node.kind == "entity":
             cur.execute("DELETE FROM names WHERE namespace = ? AND entity_id = ?", (namespace, node.id))
-            for name in {normalise_name(n) for n in [node.name, *node.aliases]} - {""}:
+            for name in entity_norms(node):
                 cur.execute("INSERT OR IGNORE INTO names VALUES (?, ?, ?)", (namespace, name, node.id))
 
     def _after_put(self, namespace: str, nodes: Sequence[Node], vectors: np.ndarray | None, has_vec) -> None:

@@ -32,7 +32,7 @@ from ..errors import ConfigurationError, ConflictError, StoreError, ValidationEr
 from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..text import MAX_QUERY_TERMS, normalise_name, query_terms
 from .base import (
-    VECTOR_KINDS, AccessBuffer, Accesses, Direction, StoreCapabilities, check_batch, hydrate, prepare_vectors, scope_token, unit_query,
+    VECTOR_KINDS, AccessBuffer, Accesses, Direction, StoreCapabilities, check_batch, entity_norms, hydrate, prepare_vectors, scope_token, unit_query,
 )
 from .cypher import LABELS, VECTOR_PROPS, query, schema_files
 from .neo4j_reembed import ReembedMixin
@@ -303,7 +303,7 @@ class Neo4jStore(ReembedMixin, RetireMixin):
                 "vector": vectors[i].tolist() if has_vec[i] else None,
             })
             if node.kind == "entity":
-                norms = sorted({normalise_name(n) for n in [node.name, *node.aliases]} - {""})
+                norms = sorted(entity_norms(node))
                 names.append({"entity_id": node.id, "norms": norms})
         edge_rows = _edge_rows(edges)
         in_batch = {node.id for node in nodes}
