@@ -125,3 +125,28 @@ def test_merging_across_namespaces_is_not_found(gmem):
     with pytest.raises(NotFoundError, match=b.id):
         gmem.merge_entities(a.id, b.id, namespace="t1")
     assert gmem.get_entity("Ann", namespace="t2").id == b.id
+
+
+def test_feedback_rejected_entities_start_no_graph_walk_and_curated_ones_outlive_their_mentions(gmem):
+    m = gmem.remember("Bob Stone manages the Oslo office", subject="Bob Stone", predicate="manages", object="Oslo office")
+    bob = gmem.get_entity("Bob Stone")
+    hit = gmem.recall("what does Bob Stone manage?", k=1)[0]
+    assert hit.item.id == m.id and "graph" in hit.matched_by
+    gmem.update_entity(bob.id, feedback="rejected")
+    assert all("graph" not in s.matched_by for s in gmem.recall("what does Bob Stone manage?", k=3))
+    with pytest.raises(ValidationError, match="maybe"):
+        gmem.update_entity(bob.id, feedback="maybe")
+    gmem.forget(m.id)
+    assert gmem.get_entity(bob.id).feedback == "rejected"  # judged by a person: kept, so it is not made again
+    assert "Oslo office" not in {e.name for e in gmem.list("entity")}  # nobody curated that one
+
+
+def test_add_relation_is_a_fact_with_its_edge_and_provenance(gmem):
+    [turn] = gmem.add_messages("s", ["By the way, Dana reports to Eli now"])
+    fact = gmem.add_relation("Dana", "reports_to", "Eli", source_message_ids=[turn.id])
+    assert (fact.subject, fact.predicate, fact.object, fact.source_message_ids) == ("Dana", "reports_to", "Eli", [turn.id])
+    dana = gmem.get_entity("Dana")
+    rel = [e for e in gmem.store.edges("default", [dana.id]) if e.type.value == "RELATES_TO"]
+    assert [(e.target, e.props["memory_id"]) for e in rel] == [(gmem.get_entity("Eli").id, fact.id)]
+    with pytest.raises(ValidationError, match="predicate"):
+        gmem.add_relation("Dana", " ", "Eli")

@@ -65,11 +65,12 @@ def update(
     type_: Optional[str] = typer.Option(None, "--type"),
     description: Optional[str] = typer.Option(None, "--description", "-d"),
     alias: Optional[list[str]] = typer.Option(None, "--alias", "-a", help="the whole alias list (repeat for more)"),
+    feedback: Optional[str] = typer.Option(None, "--feedback", help="confirmed, rejected (no real entity) or none"),
 ) -> None:
-    """Change an entity in place."""
+    """Change an entity in place, or record a person's judgement of it."""
     with open_memory() as mem:
         e = mem.update_entity(entity_id, name=name, type=type_, description=description, aliases=alias or None,
-                              namespace=state.namespace)
+                              feedback=feedback, namespace=state.namespace)
     out.print(f"updated {e.id}")
 
 

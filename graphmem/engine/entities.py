@@ -30,7 +30,7 @@ class EntitiesMixin:
         now = utcnow()
         ent = check(Entity, {"name": name, "type": _entity_type(type), "description": description,
                              "aliases": list(aliases), "metadata": metadata or {}, "namespace": namespace,
-                             "created_at": now, "updated_at": now}, "entity")
+                             "created_at": now, "updated_at": now, "curated": True}, "entity")
         vec = self.embedder.embed([embed_text(ent)])
         with self._parts.write_lock, self._op("add_entity", namespace):
             self._name_free(namespace, ent)
@@ -62,21 +62,29 @@ class EntitiesMixin:
 
     def update_entity(self, entity_id: str, *, name: str | None = None, type: str | None = None,
                       description: str | None = None, aliases: Sequence[str] | None = None,
-                      metadata: dict[str, Any] | None = None, namespace: str = "default") -> Entity:
-        """Change an entity in place: its name, type, description, aliases (the whole list) or
-        metadata. Its vector follows its name and description."""
+                      metadata: dict[str, Any] | None = None, feedback: str | None = None,
+                      namespace: str = "default") -> Entity:
+        """Change an entity in place: its name, type, description, aliases (the whole list),
+        metadata, or a person's ``feedback``: "confirmed", or "rejected" (not a real entity:
+        recall never expands from it; mentions still link to it, so it is not made again),
+        "none" to clear it. Its vector follows its name and description. An entity a person
+        added or changed is kept when nothing mentions it any more."""
         namespace = self._existing(namespace)
+        if feedback is not None and feedback not in ("confirmed", "rejected", "none"):
+            raise ValidationError(f"feedback {feedback!r} is not one of confirmed, rejected, none")
         changes = {key: value for key, value in {"name": name, "type": _entity_type(type) if type is not None else None,
                    "description": description, "aliases": list(aliases) if aliases is not None else None,
                    "metadata": metadata}.items() if value is not None}
+        if feedback is not None:
+            changes["feedback"] = None if feedback == "none" else feedback
         if not changes:
-            raise ValidationError("update_entity needs a change: name, type, description, aliases or metadata")
+            raise ValidationError("update_entity needs a change: name, type, description, aliases, metadata or feedback")
 
         def write() -> Entity:
             old = self.store.get(namespace, [entity_id])
             if not old or not isinstance(old[0], Entity):
                 raise NotFoundError(f"no entity {entity_id!r} in namespace {namespace!r}")
-            new = check(Entity, {**old[0].model_dump(), **changes, "updated_at": utcnow()}, "entity")
+            new = check(Entity, {**old[0].model_dump(), **changes, "updated_at": utcnow(), "curated": True}, "entity")
             self._name_free(namespace, new)
             vec = self.embedder.embed([embed_text(new)]) if embed_text(new) != embed_text(old[0]) else \
                 np.full((1, self.embedder.dim), np.nan, dtype=np.float32)
@@ -85,6 +93,20 @@ class EntitiesMixin:
 
         with self._parts.write_lock, self._op("update_entity", namespace):
             return retried(write)
+
+    def add_relation(self, subject: str, predicate: str, object: str, *, source_message_ids: Sequence[str] = (),
+                     confidence: float | None = None, valid_at: Any = None, namespace: str = "default"):
+        """A relation between two entities (made when unknown), recorded as a fact: a memory
+        whose text is the triple and which cites the turns it came from, with the RELATES_TO
+        edge it states. Returns the memory; a later ``update`` of it corrects the relation."""
+        fields = {"subject": subject, "predicate": predicate, "object": object}
+        for key, value in fields.items():
+            if not isinstance(value, str) or not value.strip():
+                raise ValidationError(f"add_relation: {key} must be a non-empty string")
+        text = f"{subject.strip()} {predicate.strip()} {object.strip()}"
+        extra = {"confidence": confidence} if confidence is not None else {}
+        return self.remember(text, **fields, source_message_ids=list(source_message_ids), valid_at=valid_at,
+                             namespace=namespace, **extra)
 
     def forget_entity(self, entity_id: str, *, namespace: str = "default") -> int:
         """Delete an entity with its edges (the memories that mention it stay). Returns 1."""

@@ -52,10 +52,13 @@ def named_by(store: Store, namespace: str, ids: Sequence[str]) -> list[str]:
 
 
 def unlinked(store: Store, namespace: str, entity_ids: Sequence[str]) -> list[str]:
-    """Those of the entities with no edge left at all."""
+    """Those of the entities with no edge left at all, unless a person added, edited or judged
+    them (``curated``)."""
     ids = list(dict.fromkeys(entity_ids))
     linked = {x for e in store.edges(namespace, ids, direction="both") for x in (e.source, e.target)}
-    return [i for i in ids if i not in linked]
+    loose = [i for i in ids if i not in linked]
+    kept = {n.id for n in store.get(namespace, loose) if getattr(n, "curated", False)}
+    return [i for i in loose if i not in kept]
 
 
 @dataclass

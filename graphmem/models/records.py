@@ -323,6 +323,8 @@ class Entity(Record):
     aliases: list[str] = Field(default_factory=list)
     description: LongStr = ""
     merged_into: str | None = None  # folded into that entity (MERGED_INTO): found by no name, linked by nothing
+    curated: bool = False  # added, edited or judged by a person: kept when nothing mentions it any more
+    feedback: Literal["confirmed", "rejected"] | None = None  # a person's judgement; recall never starts from a rejected one
 
 
 class Episode(Scorable):

@@ -68,7 +68,7 @@ class Recaller:
         (as tokens, and as written, so "Jean-Luc" and "北京大学" match too) is looked up by
         normalised name and alias: one indexed query, no NER model on the read path."""
         found = self.store.find_entities(namespace, name_grams(query))
-        return {e.name: e.id for e in found.values()}
+        return {e.name: e.id for e in found.values() if e.feedback != "rejected"}  # a person said it is no entity
 
     def recall(
         self,
