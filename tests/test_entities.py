@@ -150,3 +150,27 @@ def test_add_relation_is_a_fact_with_its_edge_and_provenance(gmem):
     assert [(e.target, e.props["memory_id"]) for e in rel] == [(gmem.get_entity("Eli").id, fact.id)]
     with pytest.raises(ValidationError, match="predicate"):
         gmem.add_relation("Dana", " ", "Eli")
+
+
+def test_identity_is_name_and_stated_type_and_an_untyped_mention_takes_the_most_mentioned(gmem):
+    person = gmem.add_entity("Jordan", type="person", description="the new designer")
+    country = gmem.add_entity("Jordan", type="place", description="a country in the Middle East")
+    assert person.id != country.id
+    with pytest.raises(ConflictError, match="person"):
+        gmem.add_entity("Jordan", type="person")
+    with pytest.raises(ConflictError):
+        gmem.add_entity("Jordan")  # no type: it would be either
+    trip = gmem.remember("The team visits Jordan in May", entities=[{"name": "Jordan", "type": "place"}])
+    review = gmem.remember("Jordan reviews the mockups", entities=[{"name": "Jordan", "type": "person"}])
+    gmem.remember("Jordan prefers Figma", entities=[{"name": "Jordan", "type": "person"}])
+    targets = {m.id: {e.target for e in gmem.store.edges("default", [m.id], types=[_mentions()])} for m in (trip, review)}
+    assert targets == {trip.id: {country.id}, review.id: {person.id}}
+    loose = gmem.remember("Jordan said yes", subject="Jordan")  # no type: the most mentioned Jordan
+    assert {e.target for e in gmem.store.edges("default", [loose.id], types=[_mentions()])} == {person.id}
+    assert any("2 entities are named 'jordan'" in d and "most mentioned" in d for d in gmem.explain(loose.id).details)
+
+
+def _mentions():
+    from graphmem.models import EdgeType
+
+    return EdgeType.MENTIONS

@@ -30,7 +30,7 @@ class EntitiesMixin:
         now = utcnow()
         ent = check(Entity, {"name": name, "type": _entity_type(type), "description": description,
                              "aliases": list(aliases), "metadata": metadata or {}, "namespace": namespace,
-                             "created_at": now, "updated_at": now, "curated": True}, "entity")
+                             "created_at": now, "updated_at": now, "curated": True, "typed": type != "thing"}, "entity")
         vec = self.embedder.embed([embed_text(ent)])
         with self._parts.write_lock, self._op("add_entity", namespace):
             self._name_free(namespace, ent)
@@ -84,7 +84,8 @@ class EntitiesMixin:
             old = self.store.get(namespace, [entity_id])
             if not old or not isinstance(old[0], Entity):
                 raise NotFoundError(f"no entity {entity_id!r} in namespace {namespace!r}")
-            new = check(Entity, {**old[0].model_dump(), **changes, "updated_at": utcnow(), "curated": True}, "entity")
+            new = check(Entity, {**old[0].model_dump(), **changes, "updated_at": utcnow(), "curated": True,
+                                 "typed": old[0].typed or "type" in changes}, "entity")
             self._name_free(namespace, new)
             vec = self.embedder.embed([embed_text(new)]) if embed_text(new) != embed_text(old[0]) else \
                 np.full((1, self.embedder.dim), np.nan, dtype=np.float32)
@@ -157,12 +158,13 @@ class EntitiesMixin:
             return retried(write)
 
     def _name_free(self, namespace: str, ent: Entity) -> None:
-        """No other entity has ``ent``'s name or one of its aliases."""
-        taken = self.store.find_entities(namespace, [ent.name, *ent.aliases])
-        for norm, other in taken.items():
-            if other.id != ent.id:
-                raise ConflictError(f"entity {other.name!r} ({other.type}, {other.id}) is already named {norm!r}; "
-                                    "update it, or give this one another name")
+        """No other entity has ``ent``'s name or one of its aliases, unless both have a stated
+        type and the types differ (a person and a country called "Jordan")."""
+        for norm, others in self.store.entities_named(namespace, [ent.name, *ent.aliases]).items():
+            for other in others:
+                if other.id != ent.id and (not (ent.typed and other.typed) or other.type == ent.type):
+                    raise ConflictError(f"entity {other.name!r} ({other.type}, {other.id}) is already named {norm!r}; "
+                                        "update it, or give this one another name or a type of its own")
 
 
 def _entity_type(value: Any) -> str:

@@ -5,6 +5,7 @@ result in one transaction, under the write lock."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -24,49 +25,82 @@ from .traces import relations_carrying
 PROCEDURE_MATCH_COS = 0.85  # a workflow this close to a stored one reinforces it
 
 
+class TaggedIn(EntityIn):
+    """An entity NER proposed: its type is a guess (the small model types people as places),
+    so it never splits an identity; it only fills in an untyped one."""
+
+
 class EntityResolver:
     """Maps entity names to existing entities (normalised name or alias), creating new ones
-    once per batch, so one name never becomes two nodes."""
+    once per batch, so one name never becomes two nodes of one kind. Identity is the name and,
+    when a caller states it, the type: a person and a country both called "Jordan" are two
+    entities. A stated type joins an entity of that name and type, else one whose type nobody
+    stated (NER's guesses never split a name). A mention without a stated type takes the only
+    entity of its name, or the most mentioned one, and its MENTIONS edge says so (``explain``)."""
 
     def __init__(self, store: Store, namespace: str, now: datetime) -> None:
         self.store = store
         self.namespace = namespace
         self.now = now
-        self._known: dict[str, Entity] = {}
+        self._known: dict[tuple[str, str | None], Entity] = {}  # (name, stated type or None) -> entity
+        self._by_name: dict[str, Entity] = {}  # the last entity each name resolved to in this batch
         self._new: dict[str, Entity] = {}
-        self._found: dict[str, Entity] = {}  # stored entities by normalised name, of the names looked up
+        self._found: dict[str, list[Entity]] = {}  # stored entities by normalised name, of the names looked up
         self._looked_up: set[str] = set()
+        self.notes: dict[str, str] = {}  # entity id -> how an ambiguous name was resolved to it
 
     def prefetch(self, entities: Iterable[EntityIn]) -> None:
         """Look up the stored entities of many names and aliases in one store call."""
         names = {normalise_name(n) for e in entities for n in (e.name, *e.aliases)} - {""} - self._looked_up
         if names:
-            self._found.update(self.store.find_entities(self.namespace, names))
+            self._found.update(self.store.entities_named(self.namespace, names))
             self._looked_up |= names
 
     def resolve(self, e: EntityIn) -> Entity:
         key = normalise_name(e.name)
-        if key in self._known:
-            return self._known[key]
+        stated = e.type if e.type != "thing" and not isinstance(e, TaggedIn) else None
+        if (key, stated) in self._known:
+            return self._known[(key, stated)]
         wanted = [key, *(normalise_name(a) for a in e.aliases)]
         self.prefetch([e])
-        found = {n: self._found[n] for n in wanted if n in self._found}
-        ent = found.get(key) or next(iter(found.values()), None)
+        candidates = list({c.id: c for n in wanted for c in [*self._found.get(n, ()), *self._made(n)]}.values())
+        if stated is not None:  # the same name and type; else one whose type nobody stated (NER guessed it)
+            ent = next((c for c in candidates if c.type == stated), None) or \
+                self._most_mentioned(key, [c for c in candidates if not c.typed])
+        else:
+            ent = self._most_mentioned(key, candidates)
         if ent is None:
             ent = Entity(namespace=self.namespace, name=e.name, type=e.type, aliases=e.aliases, created_at=self.now,
-                         updated_at=self.now)
+                         updated_at=self.now, typed=stated is not None)
             self._new[ent.id] = ent
-        elif (set(e.aliases) - set(ent.aliases)) or (ent.type == "thing" and e.type != "thing"):
+        elif (set(e.aliases) - set(ent.aliases)) or (ent.type == "thing" and e.type != "thing") or \
+                (stated is not None and not ent.typed):
             ent = ent.model_copy(update={"aliases": sorted(set(ent.aliases) | set(e.aliases)),
-                                         "type": e.type if ent.type == "thing" else ent.type, "updated_at": self.now})
+                                         "type": e.type if ent.type == "thing" else ent.type, "updated_at": self.now,
+                                         "typed": ent.typed or (stated is not None and ent.type in ("thing", stated))})
             self._new[ent.id] = ent
         for name in {key, *(normalise_name(a) for a in e.aliases)}:
-            self._known[name] = ent
+            self._known[(name, stated)] = ent
+            self._by_name[name] = ent
+        return ent
+
+    def _made(self, norm: str) -> list[Entity]:
+        return [x for x in self._new.values() if norm in {normalise_name(n) for n in [x.name, *x.aliases]}]
+
+    def _most_mentioned(self, key: str, candidates: list[Entity]) -> Entity | None:
+        if len(candidates) < 2:
+            return candidates[0] if candidates else None
+        counts = Counter(e.target for e in self.store.edges(self.namespace, [c.id for c in candidates],
+                                                             types=[EdgeType.MENTIONS], direction="in"))
+        ent = max(candidates, key=lambda c: counts[c.id])  # ties: the oldest (candidates are oldest first)
+        self.notes[ent.id] = (f"{len(candidates)} entities are named {key!r} "
+                              f"({', '.join(f'{c.type} {c.id}' for c in candidates)}); no type was given, so the most "
+                              f"mentioned one ({counts[ent.id]} mentions)")
         return ent
 
     def known(self, name: str) -> Entity | None:
         """The entity a name was resolved to in this batch, if it was."""
-        return self._known.get(normalise_name(name))
+        return self._by_name.get(normalise_name(name))
 
     def new_entities(self) -> list[Entity]:
         return list(self._new.values())
@@ -228,7 +262,7 @@ def _mentions(m: MemoryIn, tagged: list | None) -> list[tuple[EntityIn, str]]:
     for name, role in ((m.subject, "subject"), (m.object, "object")):
         if name:
             out.setdefault(normalise_name(name), (EntityIn(name=name), role))
-    listed = m.entities if m.entities is not None else [EntityIn(name=t.name, type=t.type) for t in tagged or []]
+    listed = m.entities if m.entities is not None else [TaggedIn(name=t.name, type=t.type) for t in tagged or []]
     for e in listed:
         key = normalise_name(e.name)
         if key in out and out[key][0].type == "thing":
@@ -244,9 +278,9 @@ def _memory_edges(rec: MemoryRecord, mentions: list[tuple[EntityIn, str]], relat
                   resolver: EntityResolver) -> list[Edge]:
     ns = rec.namespace
     edges = [
-        Edge(namespace=ns, source=rec.id, type=EdgeType.MENTIONS, target=resolver.resolve(e).id, key=role,
-             props={"role": role})
-        for e, role in mentions
+        Edge(namespace=ns, source=rec.id, type=EdgeType.MENTIONS, target=ent.id, key=role,
+             props={"role": role, **({"resolved": resolver.notes[ent.id]} if ent.id in resolver.notes else {})})
+        for e, role in mentions for ent in [resolver.resolve(e)]
     ]
     edges += [Edge(namespace=ns, source=rec.id, type=EdgeType.DERIVED_FROM, target=mid) for mid in rec.source_message_ids]
     triples = [(r.source, r.predicate, r.target) for r in relations]

@@ -79,5 +79,7 @@ def _memory(store: Store, m: MemoryRecord, now: datetime, policy: LifecycleSetti
                     if e.type is EdgeType.MERGED_INTO]
         details += [f"supersedes {e.target}: {e.props.get('reason', '')}" for e in out_edges
                     if e.type is EdgeType.SUPERSEDES]
+    details += [f"mentions {e.target}: {e.props['resolved']}" for e in store.edges(ns, [m.id], types=[EdgeType.MENTIONS])
+                if e.props.get("resolved")]  # a name several entities share, resolved without a type
     return Explanation(id=m.id, kind=m.kind, status=m.status.value, rule=rule, details=details, dates=dates,
                        edges=[*out_edges, *in_edges])

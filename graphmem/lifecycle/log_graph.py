@@ -18,7 +18,7 @@ import numpy as np
 from ..errors import ValidationError
 from ..models import Edge, EdgeType, Entity, EntityIn, Message, MessageIn, Session, embed_text
 from ..text import TaggedEntity, keywords, name_grams, normalise_name
-from .builders import EntityResolver
+from .builders import EntityResolver, TaggedIn
 from .parts import Parts, check
 
 
@@ -95,7 +95,7 @@ class LogLinker:
         resolver = EntityResolver(store, namespace, now)
         grams = [name_grams(m.said) for m in messages]
         speakers = [EntityIn(name=m.speaker, type="person") if normalise_name(m.speaker) else None for m in messages]
-        tagged = [[EntityIn(name=t.name, type=t.type) for t in ts] for ts in tags]
+        tagged = [[TaggedIn(name=t.name, type=t.type) for t in ts] for ts in tags]
         resolver.prefetch([e for e in speakers if e] + [e for ts in tagged for e in ts])
         for e in speakers:
             if e:

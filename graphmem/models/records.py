@@ -324,6 +324,7 @@ class Entity(Record):
     description: LongStr = ""
     merged_into: str | None = None  # folded into that entity (MERGED_INTO): found by no name, linked by nothing
     curated: bool = False  # added, edited or judged by a person: kept when nothing mentions it any more
+    typed: bool = False  # its type was stated (add_entity, an entity passed with a type), not guessed by NER
     feedback: Literal["confirmed", "rejected"] | None = None  # a person's judgement; recall never starts from a rejected one
 
 

@@ -169,6 +169,16 @@ def entity_norms(node: Entity) -> set[str]:
     return {normalise_name(n) for n in [node.name, *node.aliases]} - {""}
 
 
+def named_lists(hits: dict[str, list[str]], entities: dict[str, Entity]) -> dict[str, list[Entity]]:
+    """Names -> the entities found by each, oldest first (ids are time-ordered)."""
+    out = {norm: [entities[i] for i in sorted(set(ids)) if i in entities] for norm, ids in hits.items()}
+    return {norm: found for norm, found in out.items() if found}
+
+
+def first_named(named: dict[str, list[Entity]]) -> dict[str, Entity]:
+    return {norm: found[0] for norm, found in named.items()}
+
+
 def unit_query(vector: np.ndarray, dim: int | None) -> np.ndarray:
     """A search vector checked against the store's dimension and scaled to unit length."""
     q = np.asarray(vector, dtype=np.float32).reshape(-1)
@@ -302,7 +312,12 @@ class Store(Protocol):
         """BM25 top-k (higher is better, unnormalised) for a natural-language query."""
 
     def find_entities(self, namespace: str, names: Iterable[str]) -> dict[str, Entity]:
-        """Entities whose normalised name or alias equals a normalised name given, keyed by it."""
+        """Entities whose normalised name or alias equals a normalised name given, keyed by it
+        (where several share a name: the oldest)."""
+
+    def entities_named(self, namespace: str, names: Iterable[str]) -> dict[str, list[Entity]]:
+        """Every entity whose normalised name or alias equals a normalised name given, keyed by
+        it, oldest first (a person and a country may share a name)."""
 
     # edges ------------------------------------------------------------------------------
     def add_edges(self, namespace: str, edges: Sequence[Edge]) -> None: ...

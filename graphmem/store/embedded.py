@@ -29,7 +29,10 @@ import numpy as np
 from ..errors import ConfigurationError, ConflictError, StoreError, ValidationError
 from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..text import index_terms, normalise_name
-from .base import AccessBuffer, Accesses, StoreCapabilities, check_batch, entity_norms, hydrate, node_text, prepare_vectors, scope_token
+from .base import (
+    AccessBuffer, Accesses, StoreCapabilities, check_batch, entity_norms, first_named, hydrate, named_lists, node_text,
+    prepare_vectors, scope_token,
+)
 from .embedded_graph import GraphMixin
 from .embedded_parts import SCHEMA as _SCHEMA
 from .embedded_parts import STATUS_CODE as _STATUS_CODE
@@ -510,20 +513,21 @@ class EmbeddedStore(GraphMixin, ReembedMixin, SearchMixin):
 
     # search (the rest is SearchMixin) ----------------------------------------------------
     def find_entities(self, namespace: str, names: Iterable[str]) -> dict[str, Entity]:
+        return first_named(self.entities_named(namespace, names))
+
+    def entities_named(self, namespace: str, names: Iterable[str]) -> dict[str, list[Entity]]:
         norms = list({normalise_name(n) for n in names} - {""})
-        if not norms:
-            return {}
         with self._lock, self._guard():
-            hits: dict[str, str] = {}
+            hits: dict[str, list[str]] = {}
             for chunk in _chunks(norms, 500):
                 marks = ",".join("?" * len(chunk))
                 for norm, entity_id in self.conn.execute(
                     f"SELECT norm, entity_id FROM names WHERE namespace = ? AND norm IN ({marks})",  # noqa: S608
                     (namespace, *chunk),
                 ):
-                    hits.setdefault(norm, entity_id)
-            entities = {e.id: e for e in self.get(namespace, list(set(hits.values())))}
-            return {norm: entities[eid] for norm, eid in hits.items() if eid in entities}
+                    hits.setdefault(norm, []).append(entity_id)
+            entities = {e.id: e for e in self.get(namespace, [i for ids in hits.values() for i in ids])}
+        return named_lists(hits, entities)
 
     def pending_vectors(self, kind: NodeKind, limit: int) -> list[Node]:
         with self._lock, self._guard():

@@ -32,13 +32,14 @@ from ..errors import ConfigurationError, ConflictError, StoreError, ValidationEr
 from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..text import MAX_QUERY_TERMS, normalise_name, query_terms
 from .base import (
-    VECTOR_KINDS, AccessBuffer, Accesses, Direction, StoreCapabilities, check_batch, entity_norms, hydrate, prepare_vectors, scope_token, unit_query,
+    VECTOR_KINDS, AccessBuffer, Accesses, Direction, StoreCapabilities, check_batch, entity_norms, first_named, hydrate, named_lists, prepare_vectors, scope_token, unit_query,
 )
 from .cypher import LABELS, VECTOR_PROPS, query, schema_files
 from .neo4j_reembed import ReembedMixin
 from .neo4j_retire import RetireMixin, retired_form
 from .neo4j_retire import retirements as _retirements
 from .neo4j_rows import WRITE_BATCH as _WRITE_BATCH
+from .neo4j_rows import ExploreMixin
 from .neo4j_rows import chunks as _chunks
 from .neo4j_rows import edge_rows as _edge_rows
 from .neo4j_rows import lucene_term as _lucene_term
@@ -57,7 +58,7 @@ _MAX_CANDIDATES = 5000  # the most HNSW candidates asked before an exact scan of
 T = TypeVar("T")
 
 
-class Neo4jStore(ReembedMixin, RetireMixin):
+class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin):
     """A Store on a Neo4j 5.26+ server (or cluster, or Aura). See the module docstring."""
 
     def __init__(
@@ -219,28 +220,6 @@ class Neo4jStore(ReembedMixin, RetireMixin):
                 self._access.flush()
             finally:
                 self._driver.close()
-
-    def explore(self, text: str, params: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
-        """Run a user's exploration query in a read transaction: any write is refused by the
-        server. Returns column names and rows."""
-
-        def work(tx: Any) -> tuple[list[str], list[list[Any]]]:
-            result = tx.run(text, params)
-            return list(result.keys()), [list(r.values()) for r in result]
-
-        try:
-            with self._errors(), self._driver.session(
-                database=self.database, default_access_mode=self._neo4j.READ_ACCESS
-            ) as session:
-                return session.execute_read(work)
-        except StoreError as exc:
-            cause = exc.__cause__
-            code = getattr(cause, "code", "") or ""
-            if "AccessMode" in code or "ForbiddenDueToTransactionType" in code:
-                raise ValidationError(f"graphmem cypher runs read-only queries; the server refused a write: {cause.message}") from cause
-            if "ParameterMissing" in code or "Statement.Syntax" in code or "ArgumentError" in code:
-                raise ValidationError(f"the query cannot run: {cause.message}") from cause
-            raise
 
     # namespaces ----------------------------------------------------------------------------
     def namespaces(self) -> list[str]:
@@ -517,15 +496,16 @@ class Neo4jStore(ReembedMixin, RetireMixin):
                                                                            namespace=namespace)]
 
     def find_entities(self, namespace: str, names: Iterable[str]) -> dict[str, Entity]:
+        return first_named(self.entities_named(namespace, names))
+
+    def entities_named(self, namespace: str, names: Iterable[str]) -> dict[str, list[Entity]]:
         norms = sorted({normalise_name(n) for n in names} - {""})
-        if not norms:
-            return {}
-        hits: dict[str, str] = {}
+        hits: dict[str, list[str]] = {}
         for chunk in _chunks(norms, _READ_CHUNK):
             for norm, entity_id in self._rows("entity_names_find", namespace=namespace, norms=chunk):
-                hits.setdefault(norm, entity_id)
-        entities = {e.id: e for e in self.get(namespace, list(set(hits.values())))}
-        return {norm: entities[eid] for norm, eid in hits.items() if eid in entities}  # type: ignore[misc]
+                hits.setdefault(norm, []).append(entity_id)
+        entities = {e.id: e for e in self.get(namespace, list({i for ids in hits.values() for i in ids}))}
+        return named_lists(hits, entities)  # type: ignore[arg-type]
 
     # edges ---------------------------------------------------------------------------------
     def add_edges(self, namespace: str, edges: Sequence[Edge]) -> None:

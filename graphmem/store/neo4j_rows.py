@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
+from ..errors import StoreError, ValidationError
 from ..models import Edge, EdgeType, Node
 from .base import body_terms, node_text, scope_token
 
@@ -77,3 +78,29 @@ def edge_rows(edges: Sequence[Edge]) -> dict[str, list[dict[str, Any]]]:
     for e in edges:
         out.setdefault(EdgeType(e.type).value, []).append(edge_row(e))
     return out
+
+
+class ExploreMixin:
+    """Read-only Cypher of a user's own (``Memory.cypher``, ``graphmem cypher``)."""
+
+    def explore(self, text: str, params: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
+        """Run a user's exploration query in a read transaction: any write is refused by the
+        server. Returns column names and rows."""
+
+        def work(tx: Any) -> tuple[list[str], list[list[Any]]]:
+            result = tx.run(text, params)
+            return list(result.keys()), [list(r.values()) for r in result]
+
+        try:
+            with self._errors(), self._driver.session(
+                database=self.database, default_access_mode=self._neo4j.READ_ACCESS
+            ) as session:
+                return session.execute_read(work)
+        except StoreError as exc:
+            cause = exc.__cause__
+            code = getattr(cause, "code", "") or ""
+            if "AccessMode" in code or "ForbiddenDueToTransactionType" in code:
+                raise ValidationError(f"graphmem cypher runs read-only queries; the server refused a write: {cause.message}") from cause
+            if "ParameterMissing" in code or "Statement.Syntax" in code or "ArgumentError" in code:
+                raise ValidationError(f"the query cannot run: {cause.message}") from cause
+            raise
