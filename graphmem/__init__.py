@@ -45,6 +45,8 @@ from .models import (
     Source,
     Status,
     Step,
+    ToolCall,
+    ToolFunction,
 )
 from .settings import LifecycleSettings, RecallFilter, RecallOptions, ScoreWeights, Settings
 
@@ -56,5 +58,5 @@ __all__ = [
     "MaintenanceRun", "Memory", "ModelLoadError", "MemoryIn", "MemoryRecord", "Message", "MessageIn", "NamespaceNotFoundError",
     "Neighbourhood", "NotFoundError", "Procedure", "RecallFilter", "RecallOptions",
     "Relation", "RelationIn", "ScoreBreakdown", "ScoreWeights", "ScoredItem", "Session", "Settings", "Source",
-    "Status", "Step", "StoreError", "ValidationError",
+    "Status", "Step", "StoreError", "ToolCall", "ToolFunction", "ValidationError",
 ]

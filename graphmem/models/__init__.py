@@ -25,6 +25,8 @@ from .records import (
     Status,
     Step,
     SupersededBy,
+    ToolCall,
+    ToolFunction,
     check_vector,
     new_id,
     utcnow,
@@ -35,6 +37,6 @@ __all__ = [
     "LAYERS", "NODE_TYPES", "SOURCE_CONFIDENCE", "Context", "ContextSection", "Edge", "EdgeType", "Entity",
     "EntityIn", "Episode", "Explanation", "History", "Layer", "LifecycleAction", "MaintenanceRun", "MemoryIn", "MemoryPatch",
     "MessageIn", "RelationIn", "MemoryRecord", "Message", "Neighbourhood", "Node", "NodeKind", "Procedure",
-    "Record", "Relation", "Scorable", "ScoreBreakdown", "ScoredItem", "Session", "Source", "Status", "Step", "SupersededBy", "check_vector", "embed_text",
+    "Record", "Relation", "Scorable", "ScoreBreakdown", "ScoredItem", "Session", "Source", "Status", "Step", "SupersededBy", "ToolCall", "ToolFunction", "check_vector", "embed_text",
     "item_text", "new_id", "utcnow",
 ]
