@@ -126,6 +126,15 @@ def _print_json(data: Any) -> None:
     out.print_json(json.dumps(data, ensure_ascii=False, default=str))
 
 
+def print_fields(record: Any, as_json: bool, exclude: set[str] | None = None) -> None:
+    """A record's fields: JSON, or one ``name: value`` line each."""
+    if as_json:
+        _print_json(record.model_dump(mode="json"))
+        return
+    for key, value in record.model_dump(mode="json", exclude=exclude).items():
+        out.print(f"[bold]{key}[/bold]: {value}", highlight=False)
+
+
 _FACTORS = ("rel", "imp", "conf", "rec", "freq")
 
 

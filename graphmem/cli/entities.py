@@ -6,7 +6,7 @@ from typing import Optional
 
 import typer
 
-from . import _print_json, app, handles_errors, id_table, open_memory, out, state
+from . import app, handles_errors, id_table, open_memory, out, print_fields, state
 
 entity_app = typer.Typer(help="Entities: add, show, find, update, merge, forget.", no_args_is_help=True)
 app.add_typer(entity_app, name="entity")
@@ -30,12 +30,7 @@ def add(
 def show(name_or_id: str = typer.Argument(...), as_json: bool = typer.Option(False, "--json")) -> None:
     """An entity by id, name or alias (`graphmem show NAME` adds its neighbourhood)."""
     with open_memory() as mem:
-        e = mem.get_entity(name_or_id, namespace=state.namespace)
-    if as_json:
-        _print_json(e.model_dump(mode="json"))
-        return
-    for key, value in e.model_dump(mode="json").items():
-        out.print(f"[bold]{key}[/bold]: {value}", highlight=False)
+        print_fields(mem.get_entity(name_or_id, namespace=state.namespace), as_json)
 
 
 @entity_app.command("find")

@@ -10,7 +10,7 @@ import typer
 
 from ..errors import ValidationError
 from ..models import Session
-from . import _print_json, app, handles_errors, id_table, open_memory, out, state
+from . import _print_json, app, handles_errors, id_table, open_memory, out, print_fields, state
 
 session_app = typer.Typer(help="Sessions: create, list, show, forget.", no_args_is_help=True)
 app.add_typer(session_app, name="session")
@@ -69,12 +69,7 @@ def list_(
 def show(session_id: str = typer.Argument(...), as_json: bool = typer.Option(False, "--json")) -> None:
     """One session's fields."""
     with open_memory() as mem:
-        s = mem.get_session(session_id, namespace=state.namespace)
-    if as_json:
-        _print_json(s.model_dump(mode="json"))
-        return
-    for key, value in s.model_dump(mode="json", exclude={"failed_windows"}).items():
-        out.print(f"[bold]{key}[/bold]: {value}", highlight=False)
+        print_fields(mem.get_session(session_id, namespace=state.namespace), as_json, exclude={"failed_windows"})
 
 
 @session_app.command("forget")
