@@ -59,6 +59,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--ann-threshold", type=int, default=50_000,
+                    help="vectors of a kind before the HNSW graph is used (graphmem's default is 0: off)")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
     args = ap.parse_args()
     rng = random.Random(7)
@@ -66,7 +68,7 @@ def main() -> None:
     templates = ["What does {p} prefer?", "Where does {p} work?", "Who manages {p}?", "What is {p} allergic to?"]
     rows = []
     with tempfile.TemporaryDirectory(prefix="graphmem-scale-") as tmp:
-        mem = Memory(Path(tmp) / "scale.db", settings=Settings(extraction="off"))
+        mem = Memory(Path(tmp) / "scale.db", settings=Settings(extraction="off", vector_ann_threshold=args.ann_threshold))
         have, write_s = 0, 0.0
         for size in sorted(args.sizes):
             batch = synth_memories(size - have, rng)
