@@ -130,6 +130,10 @@ def test_session_commands(tmp_path):
     assert run("session", "create", "c1", "--user", "ann", "--agent", "bot", "--title", "Trip").strip() == "c1"
     run("session", "create", "c2", "--user", "bob")
     run("add", "--session", "c1", input="hello there\n")
+    call = {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "k1", "type": "function", "function": {"name": "get_weather", "arguments": "{}"}}]}
+    run("add", "--session", "c3", input=json.dumps(call) + "\n")
+    assert "get_weather({})" in run("recall", "get_weather", "-k", "1")
     listed = json.loads(run("session", "list", "--user", "ann", "--json"))
     assert [(s["id"], s["message_count"]) for s in listed] == [("c1", 1)]
     assert "c2" in run("session", "list") and "bob" in run("session", "list")

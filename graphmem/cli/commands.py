@@ -37,7 +37,8 @@ def init() -> None:
 @app.command()
 @handles_errors
 def add(
-    file: Optional[Path] = typer.Argument(None, help="the messages: JSONL ({role, content, speaker?, created_at?, session_id?}) "
+    file: Optional[Path] = typer.Argument(None, help="the messages: JSONL ({role, content, speaker?, created_at?, session_id?}, "
+                                          "or the OpenAI chat shape with name, tool_calls, tool_call_id) "
                                           "or plain text, one message per line; '-' or none reads stdin"),
     session: Optional[str] = typer.Option(None, "--session", "-s", help="the session of lines without session_id "
                                           "(default: the file's name without its extension; 'stdin' for stdin)"),
