@@ -13,6 +13,7 @@ from ..errors import ConflictError, NotFoundError, ValidationError
 from ..lifecycle import check, checked_namespace, forget_records
 from ..models import Edge, EdgeType, Entity, Status, embed_text, utcnow
 from ..retrieve import find_entity
+from ..store import no_vectors
 from ..text import name_grams, normalise_name
 from .guard import guarded, retried, whole
 
@@ -88,7 +89,7 @@ class EntitiesMixin:
                                  "typed": old[0].typed or "type" in changes}, "entity")
             self._name_free(namespace, new)
             vec = self.embedder.embed([embed_text(new)]) if embed_text(new) != embed_text(old[0]) else \
-                np.full((1, self.embedder.dim), np.nan, dtype=np.float32)
+                no_vectors(1, self.embedder.dim)
             self.store.put(namespace, [new], vec, expect={new.id: old[0].updated_at})
             return new
 
@@ -147,7 +148,7 @@ class EntitiesMixin:
             folded = gone.model_copy(update={"merged_into": keep_id, "updated_at": now})
             link = Edge(namespace=namespace, source=merge_id, type=EdgeType.MERGED_INTO, target=keep_id,
                         props={"at": now.isoformat()})
-            vecs = np.vstack([self.embedder.embed([embed_text(kept)]), np.full((1, self.embedder.dim), np.nan)])
+            vecs = np.vstack([self.embedder.embed([embed_text(kept)]), no_vectors(1, self.embedder.dim)])
             # the moved edges first, the old ones after: a failure between leaves a link twice, never none
             self.store.put(namespace, [kept, folded], vecs, [*(e for e in moved if e.source != e.target), link],
                            expect={keep_id: keep.updated_at, merge_id: gone.updated_at})

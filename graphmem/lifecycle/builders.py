@@ -44,7 +44,8 @@ class EntityResolver:
         self.now = now
         self._known: dict[tuple[str, str | None], Entity] = {}  # (name, stated type or None) -> entity
         self._by_name: dict[str, Entity] = {}  # the last entity each name resolved to in this batch
-        self._new: dict[str, Entity] = {}
+        self._new: dict[str, Entity] = {}  # entities made or changed in this batch, by id
+        self._new_named: dict[str, dict[str, Entity]] = {}  # the same, by each normalised name
         self._found: dict[str, list[Entity]] = {}  # stored entities by normalised name, of the names looked up
         self._looked_up: set[str] = set()
         self.notes: dict[str, str] = {}  # entity id -> how an ambiguous name was resolved to it
@@ -72,20 +73,25 @@ class EntityResolver:
         if ent is None:
             ent = Entity(namespace=self.namespace, name=e.name, type=e.type, aliases=e.aliases, created_at=self.now,
                          updated_at=self.now, typed=stated is not None)
-            self._new[ent.id] = ent
+            self._keep(ent)
         elif (set(e.aliases) - set(ent.aliases)) or (ent.type == "thing" and e.type != "thing") or \
                 (stated is not None and not ent.typed):
             ent = ent.model_copy(update={"aliases": sorted(set(ent.aliases) | set(e.aliases)),
                                          "type": e.type if ent.type == "thing" else ent.type, "updated_at": self.now,
                                          "typed": ent.typed or (stated is not None and ent.type in ("thing", stated))})
-            self._new[ent.id] = ent
+            self._keep(ent)
         for name in {key, *(normalise_name(a) for a in e.aliases)}:
             self._known[(name, stated)] = ent
             self._by_name[name] = ent
         return ent
 
+    def _keep(self, ent: Entity) -> None:
+        self._new[ent.id] = ent
+        for name in {normalise_name(n) for n in [ent.name, *ent.aliases]}:
+            self._new_named.setdefault(name, {})[ent.id] = ent
+
     def _made(self, norm: str) -> list[Entity]:
-        return [x for x in self._new.values() if norm in {normalise_name(n) for n in [x.name, *x.aliases]}]
+        return list(self._new_named.get(norm, {}).values())
 
     def _most_mentioned(self, key: str, candidates: list[Entity]) -> Entity | None:
         if len(candidates) < 2:

@@ -6,7 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .records import Label, Metadata, RawText, Role, ShortStr, Source, Text, ToolCall, Unit, UTCDateTime, turn_text
+from .records import (
+    Label, Metadata, RawText, Role, ShortStr, Source, Text, ToolCall, Unit, UTCDateTime, says_something, turn_text,
+)
 
 
 class MessageIn(BaseModel):
@@ -29,8 +31,7 @@ class MessageIn(BaseModel):
     @model_validator(mode="after")
     def _shape(self) -> "MessageIn":
         self.content = self.content or ""
-        if not self.content.strip() and not self.tool_calls:
-            raise ValueError("content must not be empty (a turn may be empty only when it carries tool_calls)")
+        says_something(self.content, self.tool_calls)
         if self.name and not self.speaker:
             self.speaker = self.name
         return self

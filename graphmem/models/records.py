@@ -251,6 +251,12 @@ class ToolCall(BaseModel):
     function: ToolFunction
 
 
+def says_something(content: str, tool_calls: list[ToolCall]) -> None:
+    """A turn has content or tool calls (an assistant turn may hold only calls)."""
+    if not content.strip() and not tool_calls:
+        raise ValueError("content must not be empty (a turn may be empty only when it carries tool_calls)")
+
+
 def turn_text(content: str, tool_calls: list[ToolCall]) -> str:
     """What a turn is searched, embedded and tagged by: its content, then its tool calls."""
     return " ".join([content.strip(), *(f"{c.function.name}({c.function.arguments})" for c in tool_calls)]).strip()
@@ -277,8 +283,7 @@ class Message(Scorable):
 
     @model_validator(mode="after")
     def _says_something(self) -> "Message":
-        if not self.content.strip() and not self.tool_calls:
-            raise ValueError("content must not be empty (a turn may be empty only when it carries tool_calls)")
+        says_something(self.content, self.tool_calls)
         return self
 
     @property

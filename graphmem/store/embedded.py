@@ -33,15 +33,15 @@ from .base import (
     AccessBuffer, Accesses, StoreCapabilities, check_batch, entity_norms, first_named, hydrate, named_lists, node_text,
     prepare_vectors, scope_token,
 )
+from .embedded_ann import drop_indexes
 from .embedded_graph import GraphMixin
 from .embedded_parts import SCHEMA as _SCHEMA
 from .embedded_parts import STATUS_CODE as _STATUS_CODE
-from .embedded_ann import drop_indexes
 from .embedded_parts import VectorIndex as _VectorIndex
-from .embedded_search import SearchMixin
 from .embedded_parts import chunks as _chunks
 from .embedded_parts import ts as _ts
 from .embedded_reembed import ReembedMixin
+from .embedded_search import SearchMixin
 
 log = logging.getLogger(__name__)
 

@@ -195,6 +195,10 @@ class AnnState:
     def close(self) -> None:
         """Stop the job at its next chunk and wait for it (at most one chunk)."""
         self.closed = True
+        self.wait()
+
+    def wait(self) -> None:
+        """Wait for the running job, if any (never for oneself: an inline job)."""
         job = self.job
         if job is not None and job is not threading.current_thread():
             job.join()
@@ -255,7 +259,6 @@ class _Rows:
         return self.mat[self.pos[sl]]
 
 
-
 def drop_indexes(vindex: dict, root: Path | None, namespace: str | None = None, files: bool = False) -> None:
     """Forget the vector indexes of ``namespace`` (all when None), stopping their graph jobs;
     with ``files``, delete their saved graphs too (the vectors they held are gone or replaced)."""
@@ -277,6 +280,4 @@ def settle(vindex: dict, lock: threading.RLock) -> None:
         for index, state in states:
             state.start_due(index)
     for _, state in states:
-        job = state.job
-        if job is not None and job is not threading.current_thread():
-            job.join()
+        state.wait()

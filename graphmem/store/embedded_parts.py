@@ -145,7 +145,6 @@ class VectorIndex:
         top = top[np.argsort(-sims[top], kind="stable")][:k]
         return [(self.ids[p], float(sims[p])) for p in top]
 
-
     def _approximate(self, ann: Ann, query: np.ndarray, k: int, codes: set[int]) -> list[tuple[str, float]] | None:
         """The graph's nearest allowed rows plus the uncovered ones, rescored exactly; None
         when the allowed statuses are too rare for the graph (the caller scans exactly)."""
