@@ -11,11 +11,12 @@ import pytest
 
 from benchmarks.extraction_quality import evaluate, has, language_kept, load, matches, who
 from graphmem.extract.checks import (
-    canonical_predicate, grounded, replaced_terms, resolve_subject, unconfirmed_assistant_words,
+    adds_a_value, canonical_predicate, grounded, is_vague, kept_terms, replaced_terms, resolve_subject,
+    unconfirmed_assistant_words,
 )
 from graphmem.extract.extractors import SYSTEM_PROMPT, copies_an_example, example_memories
 from graphmem.lifecycle.rules import (
-    decide, fact_of, same_subject, says_again_what_changed, states_a_replaced_value,
+    carried_over, decide, fact_of, same_subject, says_again_what_changed, states_a_replaced_value,
 )
 from graphmem.models import Message
 
@@ -34,9 +35,11 @@ def test_the_set_is_big_enough_bilingual_and_well_formed():
             assert {"about", "s", "p", "o", "text", "keys"} <= set(f), (w["id"], f)
             assert f["about"] in w["people"], (w["id"], f["about"])
             assert matches(f["text"].casefold() + " " + f["o"].casefold(), f["keys"]), (w["id"], f["text"])
-    cases = conflicts["cases"]
+    cases = [c for c in conflicts["cases"] if not c.get("heldout")]
     assert len(cases) >= 40 and {c["kind"] for c in cases} == {"change", "coexist", "supplement", "restate"}
     assert collections.Counter(conflicts["people"][c["person"]]["lang"] for c in cases) == {"en": 20, "zh": 20}
+    heldout = [c for c in conflicts["cases"] if c.get("heldout")]  # written after the rules: reported apart
+    assert collections.Counter(conflicts["people"][c["person"]]["lang"] for c in heldout) == {"en": 7, "zh": 7}
 
 
 def test_the_matching_rule():
@@ -134,6 +137,65 @@ def test_a_restated_old_value_does_not_keep_it_standing():
     assert "腾讯" not in "".join(replaced_terms(turns(("王强", "上个月我调到了杭州办公室，还在腾讯。"))))
 
 
+def test_a_change_swaps_one_value_inside_a_memory_that_says_more():
+    def swap(text, s, p, o, old, turn, places=(), old_places=()):
+        said = turns((s, turn))
+        return carried_over(fact_of("", text, s, p, o), old, replaced_terms(said), kept_terms(said), places, old_places)
+
+    # a move: the one place of a memory about where one works; the employer (even tagged as a
+    # place) and what the turn keeps stay
+    munich = fact_of("m", "Daniel Ortiz is a backend developer at Contoso in Munich", "Daniel", "works_at", "Contoso")
+    assert swap("Daniel relocated to Hamburg", "Daniel", "lives_in", "Hamburg", munich,
+                "I relocated to Hamburg last month, same company, new office.", ["Hamburg"],
+                ["Munich", "Contoso"]) == ("Munich", "Hamburg")
+    shenzhen = fact_of("s", "王强是深圳的腾讯后端开发人员", "王强", "works_at", "腾讯")
+    assert swap("王强调到了杭州办公室", "王强", "works_at", "杭州办公室", shenzhen, "上个月我调到了杭州办公室，还在腾讯。",
+                ["杭州"], ["深圳"]) == ("深圳", "杭州")
+    django = fact_of("d", "Daniel writes all our backend services in Django", "Daniel", "develops", "Django")
+    assert swap("Daniel relocated to Hamburg", "Daniel", "lives_in", "Hamburg", django,
+                "I relocated to Hamburg last month.", ["Hamburg"], ["Django"]) is None  # not a memory of a place
+    # the same attribute, when the turn keeps the rest ("还是做产品经理")
+    baidu = fact_of("b", "陈静是陈静，在百度当产品经理", "陈静", "works_at", "百度")
+    assert swap("陈静在美团工作", "陈静", "works_at", "美团", baidu, "我换工作了，现在在美团，还是做产品经理。") == ("百度", "美团")
+    # ... but not when the rest is said against the old value: the candidate replaces it whole
+    python = fact_of("p", "Maya prefers Python over R for all her analysis work", "Maya", "prefers_language", "Python")
+    assert swap("Maya prefers Julia over Python", "Maya", "prefers_language", "Julia", python,
+                "Our team switched languages, still the same team. I now prefer Julia over Python.") is None
+    # a value of the same head: 夜班 -> 白班 (a word's end, never across words: 叫团 in 叫团子)
+    night = fact_of("n", "张丽在协和医院ICU上夜班，是护士", "张丽", "works_at", "协和医院ICU")
+    assert swap("张丽开始改上白班", "张丽", "starts_work", "白班", night, "这个月开始我改上白班了。") == ("夜班", "白班")
+    cat = fact_of("c", "陈静和男朋友住在北京，养了一只猫叫团子", "陈静", "lives_in", "北京")
+    assert swap("陈静在美团工作", "陈静", "works_at", "美团", cat, "我换工作了，现在在美团。") is None
+    shifts = fact_of("g", "Grace works night shifts as an ICU nurse", "Grace", "works_as", "ICU nurse")
+    assert swap("Grace works day shifts", "Grace", "works", "day shifts", shifts,
+                "I switched to day shifts this month.") == ("night shifts", "day shifts")
+    # what the candidate left is not a new value; no change turn, no swap
+    assert swap("Daniel left Munich", "Daniel", "lives_in", "Munich", munich, "I left Munich.") is None
+    assert swap("Daniel lives in Hamburg", "Daniel", "lives_in", "Hamburg", munich, "I love Hamburg.", ["Hamburg"],
+                ["Munich"]) is None
+
+
+def test_a_candidate_only_replaces_what_the_turn_says_changed():
+    # "besides", "除了": a second value of the same attribute stands beside the first
+    spanish = fact_of("s", "刘建国正在学西班牙语", "刘建国", "language", "西班牙语")
+    both = fact_of("", "刘建国在学葡萄牙语", "刘建国", "language", "葡萄牙语")
+    assert decide(both, [(spanish, 0.6)], adds=adds_a_value(turns(("刘建国", "除了西班牙语，我现在也在学葡萄牙语。")))).action == "add"
+    assert adds_a_value(turns(("Emma", "Besides climbing, I've started running."))) and not adds_a_value(turns(("Emma", "I run.")))
+    # a value that only points at one ("a new office") replaces nothing
+    contoso = fact_of("c", "Daniel is a backend developer at Contoso", "Daniel", "works_at", "Contoso")
+    assert is_vague("a new office") and is_vague("the same company") and not is_vague("Newcastle")
+    assert decide(fact_of("", "Daniel is at a new office", "Daniel", "works_at", "new office"), [(contoso, 0.5)]).action == "add"
+    # two sentiments of one polarity about the same thing are one fact, not a change
+    arsenal = fact_of("a", "Kenji's favourite football team is Arsenal", "Kenji", "prefers_team", "Arsenal")
+    supports = fact_of("", "Kenji supports Arsenal", "Kenji", "favourite_team", "Arsenal")
+    assert decide(supports, [(arsenal, 0.6)]).action == "merge"
+    # a value named by its short form ("sold the Civic") is named
+    civic = fact_of("h", "Kenji drives a 2015 Honda Civic", "Kenji", "drives", "Honda Civic")
+    niro = fact_of("", "Kenji bought an electric Kia Niro", "Kenji", "bought", "electric Kia Niro")
+    sold = replaced_terms(turns(("Kenji", "I sold the Civic and bought an electric Kia Niro.")))
+    assert decide(niro, [(civic, 0.58)], sold).action == "supersede"
+
+
 def test_no_example_of_the_prompt_can_be_stored():
     examples = example_memories()
     assert len(examples) >= 5 and all(e in SYSTEM_PROMPT for e in examples)
@@ -149,8 +211,10 @@ def recorded():
 
 
 FLOORS = {  # what the recorded run reached (README: "Extraction quality"); a change that lowers one fails
-    "en": {"recall": 0.84, "precision": 0.97, "attribution": 0, "language": 1.0, "sup_precision": 0.85, "sup_recall": 0.66},
-    "zh": {"recall": 0.9, "precision": 0.87, "attribution": 5, "language": 0.95, "sup_precision": 0.87, "sup_recall": 0.69},
+    "en": {"recall": 0.84, "precision": 0.97, "attribution": 0, "language": 1.0, "sup_precision": 1.0, "sup_recall": 1.0},
+    "zh": {"recall": 0.9, "precision": 0.87, "attribution": 5, "language": 0.95, "sup_precision": 1.0, "sup_recall": 1.0},
+    "en held out": {"sup_precision": 1.0, "sup_recall": 1.0},
+    "zh held out": {"sup_precision": 1.0, "sup_recall": 0.5},
 }
 
 
@@ -165,6 +229,7 @@ def test_recorded_evaluation_holds_its_figures(recorded):
         assert cost.sent == 30 and cost.first_try_valid >= cost.sent - 1
     for lang, (c, _) in recorded["conflicts"].items():
         floor = FLOORS[lang]
-        assert c.cases == 20 and c.changes >= 9 and c.kept_violations == 0, c.notes
+        assert c.cases == (7 if "held out" in lang else 20) and c.kept_violations == 0, c.notes
+        assert c.changes >= (4 if "held out" in lang else 9), c.notes
         assert c.retired_right / max(c.retired, 1) >= floor["sup_precision"], c.notes
         assert c.replaced / c.changes >= floor["sup_recall"], c.notes

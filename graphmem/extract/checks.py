@@ -45,7 +45,8 @@ _CANON = {syn: canon for canon, syns in VOCABULARY.items() for syn in (canon, *s
 # Attributes that hold many values at once: a new value is added beside the others, and
 # replaces one only when the window says so (a change cue naming it).
 MULTI_VALUED = frozenset({"learning", "has_pet", "allergic_to", "likes", "dislikes", "loves", "enjoys", "plays",
-                          "has_child", "speaks", "hobby", "hobbies", "visited", "owns", "knows", "friend_of"})
+                          "has_child", "speaks", "language", "languages", "hobby", "hobbies", "visited", "owns", "knows",
+                          "friend_of"})
 
 # Predicates whose opposite values replace each other for the same endpoints (likes -> dislikes sushi).
 SENTIMENT = frozenset({"likes", "loves", "enjoys", "prefers", "dislikes", "hates", "avoids", "favourite", "favorite",
@@ -55,9 +56,9 @@ RELATIONSHIP = frozenset({"dating", "dates", "married_to", "engaged_to", "divorc
 
 _CHANGE_CUES = re.compile(
     r"\b(switch(ed|ing)?|chang(e|ed|ing)|mov(ed|ing) (out|away|to|from)|relocat(ed|ing)|left|leav(e|es|ing)|quit|sold|replac(ed|ing)|"
-    r"stopp?(ed|ing)?|no longer|not any ?more|instead|gone|used to|formerly|gave up|rewr(ote|itten)|dropp?(ed)?|"
-    r"broke up|divorced)\b|"
-    r"改成|改喝|改上|改到|改用|换成|换了|换到|换工作|不再|离开|搬出|搬到|调到|卖了|戒了|不去|不用|别喝|辞职|离职|以前|原来|分手",
+    r"stop(s|ped|ping)?|no longer|not any ?more|instead|gone|used to|formerly|gave up|rewr(ote|itten)|dropp?(ed)?|"
+    r"broke up|divorced|any ?more|trad(e|es|ed|ing) in)\b|"
+    r"改成|改喝|改上|改到|改用|换成|换了|换到|换工作|不再|离开|搬出|搬到|调到|卖了|戒了|不去|不用|别喝|辞职|离职|跳槽|以前|原来|分手",
     re.IGNORECASE,
 )
 
@@ -66,6 +67,20 @@ def canonical_predicate(predicate: str | None) -> str | None:
     if not predicate:
         return predicate
     return _CANON.get(predicate, predicate)
+
+
+NEGATIVE = frozenset({"dislikes", "hates", "avoids", "不喜欢", "讨厌"})
+
+
+def same_relation(a: str | None, b: str | None) -> bool:
+    """Two canonical predicates that state one relation: equal, or sentiments of one polarity
+    (``favourite_team`` and ``prefers_team``; ``likes`` and ``loves``)."""
+    if not a or not b:
+        return False
+    if a == b:
+        return True
+    return (predicate_family(a) == predicate_family(b) == "sentiment"
+            and (a in NEGATIVE or a.split("_")[0] in NEGATIVE) == (b in NEGATIVE or b.split("_")[0] in NEGATIVE))
 
 
 def predicate_family(predicate: str | None) -> str | None:
@@ -149,24 +164,41 @@ def replaced_terms(turns: Sequence[Message]) -> frozenset[str]:
     """The key words (and the runs of Chinese text) of the user's turns that say a value
     changed, without their clauses that keep one ("still", "还是"): a stored fact of the same
     subject whose object they name is replaced, even under another predicate."""
+    return _change_clauses(turns, keeping=False)
+
+
+def kept_terms(turns: Sequence[Message]) -> frozenset[str]:
+    """The key words of the clauses of a change turn that keep a value ("还在腾讯", "same
+    company"): what the change leaves standing."""
+    return _change_clauses(turns, keeping=True)
+
+
+def _change_clauses(turns: Sequence[Message], keeping: bool) -> frozenset[str]:
     out: set[str] = set()
     for m in turns:
         if m.role != "assistant" and _CHANGE_CUES.search(m.content):
             for clause in _CLAUSES.split(m.content):
-                if not keeps_a_value(clause):  # "..., still a product manager": that value stays
+                if keeps_a_value(clause) == keeping:  # "..., still a product manager": that value stays
                     out |= terms_of(clause)
     return frozenset(out)
 
 
 def terms_of(text: str) -> frozenset[str]:
-    """A text's key words and its runs of Chinese text, for ``names_all``."""
+    """A text's key words and its runs of Chinese text, for ``names_most``."""
     return frozenset(keywords(text)) | frozenset(_HAN_RUN.findall(text))
 
 
-def names_all(value: set[str], terms: frozenset[str]) -> bool:
-    """Every key word of a value is among ``terms``; a Chinese one may also sit inside a run
-    of Chinese text (segmentation differs between a phrase and its sentence)."""
-    return bool(value) and all(k in terms or (_HAN_RUN.fullmatch(k) and any(k in t for t in terms)) for k in value)
+def _named(k: str, terms: frozenset[str]) -> bool:
+    """A key word among ``terms``; a Chinese one may also sit inside a run of Chinese text
+    (segmentation differs between a phrase and its sentence)."""
+    return k in terms or (_HAN_RUN.fullmatch(k) is not None and any(k in t for t in terms))
+
+
+def names_most(value: set[str], terms: frozenset[str]) -> bool:
+    """At least half the key words of a value, not only its numbers, are among ``terms``: a
+    value named by its short form ("sold the Civic" names "Honda Civic")."""
+    named = [k for k in value if _named(k, terms) and not k.isdigit()]
+    return bool(named) and len(named) * 2 >= len(value)
 
 
 _CONTINUITY = re.compile(r"\b(still|as before|same|continues?|remains?)\b|还是|还在|仍然|仍|依然|继续|照样", re.IGNORECASE)
@@ -177,9 +209,38 @@ def keeps_a_value(text: str) -> bool:
     return _CONTINUITY.search(text) is not None
 
 
+_ADDITIVE = re.compile(r"\b(besides|apart from|as well|too|also|in addition|another|a second)\b|除了|也|又|另外|还有",
+                       re.IGNORECASE)
+
+
+def adds_a_value(turns: Sequence[Message]) -> bool:
+    """The user's turns add a value beside the ones held ("Besides the bass, ...", "除了西班牙语，
+    我也在学葡萄牙语"): a new value of the same attribute does not replace the old one."""
+    return any(m.role != "assistant" and _ADDITIVE.search(m.content) for m in turns)
+
+
+_VAGUE = re.compile(r"^(a |an |the |my |our )?(new|same|another|other|different|current|old|previous)\b|^(新|同一|另一|别的)",
+                    re.IGNORECASE)
+
+
+def is_vague(value: str | None) -> bool:
+    """A value that only points at one ("a new office", "the same company", "另一家公司"): it
+    says that something changed or stayed, not what it is now."""
+    return bool(value) and _VAGUE.search(value.strip()) is not None
+
+
 def change_words(text: str) -> set[str]:
     """The key words of a text's change cues ("left", "switched from", "不再")."""
     return {k for m in _CHANGE_CUES.finditer(text) for k in terms_of(m.group(0))}
+
+
+_LEFT = re.compile(r"\b(left|leav(e|es|ing)|quit|sold|mov(ed|ing) (out|away)|gave up|stop(s|ped|ping)?|no longer|"
+                   r"used to|formerly)\b|离开|搬出|卖了|不再|戒了|辞职|离职|不去|以前", re.IGNORECASE)
+
+
+def says_it_left(text: str) -> bool:
+    """A memory whose value is the one left behind ("sold the Civic", "搬出北京")."""
+    return _LEFT.search(text) is not None
 
 
 def is_past_or_changed(text: str) -> bool:

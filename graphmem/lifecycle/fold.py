@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from ..extract.checks import grounded, replaced_terms, resolve_subject, speaker_of, unconfirmed_assistant_words
+from ..extract.checks import adds_a_value, grounded, kept_terms, replaced_terms, resolve_subject, speaker_of, unconfirmed_assistant_words
 from ..extract.extractors import copies_an_example
 from ..extract.schema import ExtractedMemory, Extraction
 from ..models import Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, Node, Session, Status, utcnow
@@ -17,8 +17,8 @@ from ..text import keywords, normalise_name
 from ..text.when import time_span
 from .builders import GraphBuilder
 from .parts import Parts
-from .rules import (Decision, Fact, decide, fact_of, merge_candidate, restates_a_step, says_again_what_changed,
-                    states_a_replaced_value)
+from .rules import (SPECIFIC_TOPIC_COS, Decision, Fact, carried_over, decide, fact_of, merge_candidate, named_swap,
+                    restates_a_step, says_again_what_changed, states_a_replaced_value)
 
 KNOWN_IN_PROMPT = 5  # related memories shown to the model with each window, by meaning
 KNOWN_MIN_COS = 0.3
@@ -102,20 +102,30 @@ class WindowFolder:
                 admitted.append((m, turns))
         inputs = [_memory_input(m, turns, types) for m, turns in admitted]
         replaces = [replaced_terms(turns) for _, turns in admitted]
-        admitted = [m for m, _ in admitted]
+        additive = [adds_a_value(turns) for _, turns in admitted]
         vecs = embedder.embed([i.text for i in inputs]) if inputs else np.zeros((0, embedder.dim))
+        stored = [self._similar(namespace, vec) for vec in vecs]
 
         plan: list[tuple[MemoryIn, Decision]] = []
         pool: list[tuple[Fact, np.ndarray]] = []  # this window's accepted candidates
+        carried = self._carry_over(namespace, inputs, [turns for _, turns in admitted], replaces, stored, types)
+        for inp, vec, d in carried:
+            plan.append((inp, d))
+            pool.append((fact_of(f"new:{len(pool)}", inp.text, inp.subject, inp.predicate, inp.object), vec))
+        admitted = [m for m, _ in admitted]
         stale: set[str] = set()  # merged into, but the window says their value changed
-        for inp, vec, changed in zip(inputs, vecs, replaces):
-            similar = self._similar(namespace, vec) + [(f, float(v @ vec)) for f, v in pool]
+        for inp, vec, changed, adds, near in zip(inputs, vecs, replaces, additive, stored):
+            similar = [(f, c) for f, c in near if f.id not in {d.target for _, _, d in carried}]
+            similar += [(f, float(v @ vec)) for f, v in pool]
             similar.sort(key=lambda fc: -fc[1])
             fact = fact_of("", inp.text, inp.subject, inp.predicate, inp.object)
             if states_a_replaced_value(fact, [o for o, _ in similar if not o.id.startswith("new:")], changed):
                 out.report["dropped"].append({"text": inp.text, "why": "states a value its turn says was replaced"})
                 continue
-            d = decide(fact, similar, changed)
+            d = decide(fact, similar, changed, adds)
+            if d.action == "supersede" and d.target.startswith("new:"):
+                # a value this window states is not replaced by it; what it replaces is stored
+                d = decide(fact, [(o, c) for o, c in similar if not o.id.startswith("new:")], changed, adds)
             if d.action == "merge" and any(o.id == d.target and says_again_what_changed(fact, o, changed)
                                            for o, _ in similar):
                 stale.add(d.target)
@@ -132,6 +142,7 @@ class WindowFolder:
                  else Decision("supersede", d.target, "restated with the value that replaced it")
                  if d.action == "merge" and d.target in stale else d) for inp, d in plan]
 
+        plan += self._carry_named(namespace, plan, inputs, replaces, stored)
         fresh = [inp for inp, d in plan if d.action != "merge"]
         if fresh:
             nodes, new_vecs, out.edges = self.builder.memories(namespace, fresh, now)
@@ -199,11 +210,74 @@ class WindowFolder:
         out.summary = " ".join(summaries)[-4000:]
         return out
 
+    def _carry_over(self, namespace: str, inputs: list[MemoryIn], turns: list[list[Message]],
+                    replaces: list[frozenset[str]], stored: list[list[tuple[Fact, float]]],
+                    types: dict[str, str]) -> list[tuple[MemoryIn, np.ndarray, Decision]]:
+        """The successors of stored memories a change turn swaps one value in (``carried_over``):
+        the old text with the new value, its other words kept, superseding the old memory."""
+        pairs = [(i, old) for i, near in enumerate(stored) if replaces[i]
+                 for old, cos in near if cos >= SPECIFIC_TOPIC_COS]
+        if not pairs:
+            return []
+        tagged = self.parts.tagger.tag_many(list(dict.fromkeys([inputs[i].text for i, _ in pairs]
+                                                               + [old.text for _, old in pairs])))
+        places = {}
+        for text, tags in zip(dict.fromkeys([inputs[i].text for i, _ in pairs] + [old.text for _, old in pairs]), tagged):
+            places[text] = [t.name for t in tags if t.type == "place"]
+        out: list[tuple[MemoryIn, Decision]] = []
+        done: set[str] = set()
+        for i, old in pairs:
+            inp = inputs[i]
+            if old.id in done:
+                continue
+            fact = fact_of("", inp.text, inp.subject, inp.predicate, inp.object)
+            swap = carried_over(fact, old, replaces[i], kept_terms(turns[i]), places[inp.text], places[old.text])
+            if swap is not None:
+                done.add(old.id)
+                out.append(self._successor(namespace, old.id, swap, inp))
+        vecs = self.parts.embedder.embed([inp.text for inp, _ in out]) if out else []
+        return [(inp, vec, d) for (inp, d), vec in zip(out, vecs)]
+
+    def _carry_named(self, namespace: str, plan: list[tuple[MemoryIn, Decision]], inputs: list[MemoryIn],
+                     replaces: list[frozenset[str]], stored: list[list[tuple[Fact, float]]]) -> list[tuple[MemoryIn, Decision]]:
+        """Successors of the stored memories that name, in passing, a value this window replaced
+        in an attribute held one at a time (``named_swap``)."""
+        index = {id(inp): i for i, inp in enumerate(inputs)}
+        taken = {d.target for _, d in plan if d.target}
+        facts = {f.id: f for near in stored for f, _ in near}
+        out: list[tuple[MemoryIn, Decision]] = []
+        for inp, d in plan:
+            i = index.get(id(inp))
+            if i is None or d.action != "supersede" or d.target not in facts:
+                continue
+            fact = fact_of("", inp.text, inp.subject, inp.predicate, inp.object)
+            for other, _ in stored[i]:
+                swap = None if other.id in taken else named_swap(fact, facts[d.target], other, replaces[i])
+                if swap:
+                    taken.add(other.id)
+                    out.append(self._successor(namespace, other.id, swap, inp))
+        return out
+
+    def _successor(self, namespace: str, old_id: str, swap: tuple[str, str], inp: MemoryIn) -> tuple[MemoryIn, Decision]:
+        """The stored memory ``old_id`` with one value swapped, superseding it."""
+        (rec,) = self.parts.store.get(namespace, [old_id])
+        was, now = swap
+        return MemoryIn(
+            text=_swapped(rec.text, was, now), category=rec.category, subject=rec.subject, predicate=rec.predicate,
+            object=_swapped(rec.object, was, now) if rec.object else None, importance=max(rec.importance, inp.importance),
+            source=rec.source, source_message_ids=list(dict.fromkeys([*inp.source_message_ids, *rec.source_message_ids])),
+            valid_at=inp.valid_at), Decision("supersede", rec.id, f"the window changes {was} to {now}; the rest of the memory holds")
+
     def _similar(self, namespace: str, vec: np.ndarray) -> list[tuple[Fact, float]]:
         store = self.parts.store
         hits = store.vector_search(namespace, "memory", vec, SIMILAR_FOR_RULES, [Status.active])
         recs = {r.id: r for r in store.get(namespace, [i for i, _ in hits])}
         return [(fact_of(r.id, r.text, r.subject, r.predicate, r.object), cos) for i, cos in hits if (r := recs.get(i))]
+
+
+def _swapped(text: str, was: str, now: str) -> str:
+    """``text`` with its first ``was`` (any case) written as ``now``."""
+    return re.sub(re.escape(was), lambda _: now, text, count=1, flags=re.IGNORECASE)
 
 
 def _memory_input(m: ExtractedMemory, turns: list[Message], types: dict[str, str]) -> MemoryIn:

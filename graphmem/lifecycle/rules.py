@@ -11,7 +11,12 @@ What to do with a candidate memory given the similar memories already stored:
   (``learning``, ``has_pet``, ``likes``); or the same endpoints with the opposite predicate of
   one relation (likes -> dislikes, dating -> married_to); in both *and* about the same thing:
   cosine >= 0.55, or >= 0.2 when the predicate names one attribute (``prefers_language``, not
-  a bare ``prefers``). Two memories that merely look alike never supersede each other;
+  a bare ``prefers``). Two memories that merely look alike never supersede each other; a
+  value that only points at one ("a new office") replaces nothing, and a turn that adds
+  ("besides", "除了") keeps the old value of the attribute;
+- carry over: a change that swaps one value inside a memory saying more ("I relocated to
+  Hamburg, same company" against "... at Contoso in Munich") supersedes it with the same text
+  and the new value (``carried_over``, ``named_swap``), so what the window did not change holds;
 - add (coexist): everything else.
 
 What happens to a stored memory over time (``LifecycleSettings`` holds the numbers):
@@ -29,6 +34,7 @@ What happens to a stored memory over time (``LifecycleSettings`` holds the numbe
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -37,9 +43,11 @@ from typing import Any, Literal
 from ..models import SOURCE_CONFIDENCE, MemoryIn, MemoryRecord, Status
 from ..retrieve.scoring import frequency, recency
 from ..settings import LifecycleSettings, RecallOptions
-from ..extract.checks import MULTI_VALUED, change_words, names_all, predicate_family
+from ..extract.checks import (MULTI_VALUED, change_words, is_vague, names_most, predicate_family,
+                              same_relation, says_it_left)
 from ..extract.schema import normalise_predicate
 from ..text import keywords, normalise_name
+from ..text.tokens import segment
 
 DUP_JACCARD = 0.6
 DUP_SHARED = 3
@@ -93,15 +101,19 @@ def same_subject(a: str | None, b: str | None) -> bool:
     return len(x) >= 1 and len(y) > len(x) and y[:len(x)] == x
 
 
-def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: frozenset[str] = frozenset()) -> Decision:
+def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: frozenset[str] = frozenset(),
+           adds: bool = False) -> Decision:
     """``similar``: stored active memories with their cosine to the candidate, best first.
     ``replaces``: the key words of the candidate's turns when they say a value changed
     ("switched from coffee", "不再用 Django"); a stored fact of the same subject whose value they
-    name is replaced whatever its predicate."""
+    name is replaced whatever its predicate. ``adds``: the turns add a value beside the held
+    ones ("besides", "除了"), so a new value of an attribute does not replace the old one."""
     for old, cos in similar:
         why = is_duplicate(candidate, old, cos)
         if why:
             return Decision("merge", old.id, why)
+    if is_vague(candidate.object):  # "works at a new office" names no value to replace one with
+        return Decision("add")
     family = predicate_family(_predicate(candidate.predicate or ""))  # of the relation it states, if any
     for old, cos in similar:
         if not same_subject(candidate.subject, old.subject):
@@ -113,10 +125,13 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: fro
         specific = "_" in normalise_predicate(candidate.predicate or "")
         if cos < (SPECIFIC_TOPIC_COS if specific else SAME_TOPIC_COS):
             continue
+        if adds:
+            continue
         if (_same(candidate.predicate, old.predicate, True) and not _same(candidate.object, old.object)
                 and _predicate(candidate.predicate or "") not in MULTI_VALUED):
             return Decision("supersede", old.id, f"{old.predicate}: {old.object} -> {candidate.object}")
-        if (_same(candidate.object, old.object) and candidate.predicate and not _same(candidate.predicate, old.predicate, True)
+        if (_same(candidate.object, old.object) and candidate.predicate
+                and not same_relation(_predicate(candidate.predicate), _predicate(old.predicate or ""))
                 and family is not None and family == predicate_family(_predicate(old.predicate or ""))):
             return Decision("supersede", old.id, f"{old.subject} -> {old.object}: {old.predicate} -> {candidate.predicate}")
     return Decision("add")
@@ -133,7 +148,7 @@ def _named_as_replaced(candidate: Fact, old: Fact, replaces: frozenset[str]) -> 
         # the text's own words, less the subject and what the candidate says too, stand for it
         value = set(old.keywords) - set(keywords(old.subject or "")) - candidate.keywords
         return len(value & replaces) * 2 >= len(value) > 0
-    return names_all(value, replaces) and not value <= set(keywords(candidate.object or ""))
+    return names_most(value, replaces) and not value <= set(keywords(candidate.object or ""))
 
 
 def states_a_replaced_value(candidate: Fact, known: Sequence[Fact], replaces: frozenset[str]) -> bool:
@@ -143,7 +158,7 @@ def states_a_replaced_value(candidate: Fact, known: Sequence[Fact], replaces: fr
     if not replaces or not candidate.object:
         return False
     value = set(keywords(candidate.object))
-    if not names_all(value, replaces):
+    if not names_most(value, replaces):
         return False
     for old in known:
         if same_subject(candidate.subject, old.subject) and old.object and value <= set(keywords(old.object)):
@@ -160,11 +175,107 @@ def says_again_what_changed(candidate: Fact, old: Fact, replaces: frozenset[str]
     coffee" for "starts every morning with a coffee"). It must not keep ``old`` standing."""
     if not replaces or not same_subject(candidate.subject, old.subject):
         return False
-    if old.object and names_all(set(keywords(old.object)), replaces):
+    if old.object and names_most(set(keywords(old.object)), replaces):
         return True  # the old value itself is named as replaced
     subject = set(keywords(old.subject or ""))
     gone = (old.keywords - subject) & replaces - set(keywords(old.object or ""))
     return bool(gone) and bool(candidate.keywords - old.keywords - subject)
+
+
+_MOVE = re.compile(r"\b(relocat\w*|mov(e|ed|es|ing)|transferr\w*)\b|调到|调去|搬到|搬去|搬家", re.IGNORECASE)
+_SITES = frozenset({"lives_in", "works_at"})
+_HAN = re.compile(r"[\u3400-\u9fff]+")
+
+
+def carried_over(candidate: Fact, old: Fact, replaces: frozenset[str], kept: frozenset[str],
+                 candidate_places: Sequence[str] = (), old_places: Sequence[str] = ()) -> tuple[str, str] | None:
+    """The value a change turn swaps inside a stored memory that says more than that value,
+    as (old value, new value), or None. "I relocated to Hamburg, same company" against "Daniel
+    is a backend developer at Contoso in Munich" gives (Munich, Hamburg): the memory's other
+    words still hold, so its successor is the same text with the new value, not the bare new
+    fact. The old value is the stored object of the same attribute (百度 -> 美团 under
+    ``works_at``), the one place of a memory when the candidate moves somewhere (深圳 -> 杭州),
+    or a value of the same head (夜班 -> 白班, night shifts -> day shifts). Never a value the
+    turn keeps ("还在腾讯"), never when the candidate already says all the memory did."""
+    if (not replaces or not candidate.object or is_vague(candidate.object) or says_it_left(candidate.text)
+            or not same_subject(candidate.subject, old.subject)):
+        return None  # "sold the Civic" names the value left, not the new one
+    if _COMPARES.search(old.text):
+        return None  # "prefers Python over R": the rest is said against the old value
+    subject = set(keywords(old.subject or ""))
+    old_places = [p for p in old_places if not names_most(set(keywords(p)), kept)]  # "still at Kingsbridge"
+    for swap in (_attribute_swap(candidate, old, kept - subject), _place_swap(candidate, old, candidate_places, old_places),
+                 _head_swap(candidate.object.strip(), old.text)):
+        if swap is None:
+            continue
+        was, now = swap
+        if names_most(set(keywords(was)), kept) or now.casefold() in old.text.casefold():
+            continue  # "还在腾讯": the employer stays; the city may still be the swap
+        if old.keywords - subject - set(keywords(was)) - candidate.keywords:
+            return swap
+    return None
+
+
+_COMPARES = re.compile(r"\b(over|than|instead of|rather than|versus|vs)\b|而不是|比|不如", re.IGNORECASE)
+
+
+# attributes held one at a time: a memory that names the value replaced in one of them
+# ("周六打羽毛球，开一辆大众帕萨特" when the Passat was sold) takes the new value too
+ONE_AT_A_TIME = frozenset({"drives", "lives_in", "works_at"})
+
+
+def named_swap(candidate: Fact, replaced: Fact, other: Fact, replaces: frozenset[str]) -> tuple[str, str] | None:
+    """When ``candidate`` replaces ``replaced``, the value of an attribute held one at a time
+    (a car, a home, an employer), another memory of the same person that names that value in
+    passing is carried over with the new one; the turn must name the old value as replaced."""
+    was, now = replaced.object or "", candidate.object or ""
+    if (not was or not now or is_vague(now) or says_it_left(candidate.text)
+            or _predicate(replaced.predicate or "") not in ONE_AT_A_TIME
+            or not same_subject(candidate.subject, other.subject) or not same_subject(replaced.subject, other.subject)
+            or not names_most(set(keywords(was)), replaces) or _COMPARES.search(other.text)
+            or was.casefold() not in other.text.casefold() or now.casefold() in other.text.casefold()):
+        return None
+    return was, now
+
+
+def _attribute_swap(candidate: Fact, old: Fact, kept: frozenset[str]) -> tuple[str, str] | None:
+    """The stored value of the candidate's own attribute, when the turn says part of the old
+    memory still holds ("换工作了，现在在美团，还是做产品经理"); otherwise the candidate replaces
+    the old memory itself."""
+    predicate = _predicate(candidate.predicate or "")
+    if (old.object and candidate.object and predicate not in MULTI_VALUED and not _same(candidate.object, old.object)
+            and predicate == _predicate(old.predicate or "") and old.object.casefold() in old.text.casefold()
+            and old.keywords & kept):
+        return old.object, candidate.object
+    return None
+
+
+def _place_swap(candidate: Fact, old: Fact, candidate_places: Sequence[str],
+                old_places: Sequence[str]) -> tuple[str, str] | None:
+    """The one place of a memory about where one lives or works, when the candidate moves
+    somewhere: not the employer itself (a works_at memory's object), which the tagger may
+    mistake for a place."""
+    site = _predicate(old.predicate or "")
+    if site not in _SITES or (_predicate(candidate.predicate or "") not in _SITES and not _MOVE.search(candidate.text)):
+        return None
+    new = {p for p in candidate_places if p.casefold() in (candidate.object or "").casefold()}
+    was = {p for p in old_places if p.casefold() in old.text.casefold() and p not in new
+           and not (site == "works_at" and _name(old.object or "").startswith(_name(p))) and not _same(p, old.subject)}
+    return (was.pop(), new.pop()) if len(new) == 1 and len(was) == 1 else None
+
+
+def _head_swap(value: str, text: str) -> tuple[str, str] | None:
+    """A value of the same head in ``text``: 白班 finds 夜班, "day shifts" finds "night shifts"."""
+    if _HAN.fullmatch(value) and len(value) == 2:  # the end of a word of the text: 夜班 in 上夜班, not 叫团 in 叫团子
+        found = {w[-2:] for w in segment(text) if len(w) >= 2 and w[-1] == value[-1] and _HAN.fullmatch(w[-2:])}
+    else:
+        words = value.split()
+        if len(words) < 2 or _HAN.search(value):
+            return None
+        pattern = re.compile(rf"\b(?:\w+\s+){{{len(words) - 1}}}{re.escape(words[-1].rstrip('s'))}s?\b", re.IGNORECASE)
+        found = {m.group(0) for m in pattern.finditer(text)}
+    found -= {value}
+    return (found.pop(), value) if len(found) == 1 else None
 
 
 def fact_of(record_id: str, text: str, s: str | None, p: str | None, o: str | None) -> Fact:
@@ -177,7 +288,8 @@ def is_duplicate(a: Fact, b: Fact, cos: float, paraphrase_cos: float = PARAPHRAS
     if a.subject and b.subject and not same_subject(a.subject, b.subject):
         return None
     same_sp = same_subject(a.subject, b.subject) and _same(a.predicate, b.predicate, True)
-    same_triple = same_sp and _same(a.object, b.object)
+    same_triple = (same_subject(a.subject, b.subject) and _same(a.object, b.object)
+                   and same_relation(_predicate(a.predicate or ""), _predicate(b.predicate or "")))
     if same_sp and a.object and b.object and not same_triple:
         return None  # a new value for the same attribute is never a duplicate, however alike the words
     if same_triple:
