@@ -157,6 +157,9 @@ class Settings(BaseSettings):
         0, ge=0, description="embedded store: vectors of one kind in a namespace before vector search goes "
         "through an HNSW graph (usearch, kept in <path>.ann/, built in the background); below it and with 0, exact")
     cache_dir: Path = Field(Path("~/.cache/graphmem").expanduser(), description="assembled model files live here")
+    keys_path: Path | None = Field(None, description="graphmem serve's API keys (hashed); default: beside the "
+                                   "embedded store file, <name>.keys.db")
+    serve_max_body: int = Field(16 * 2**20, ge=1024, description="graphmem serve: the largest request body in bytes")
     embedder: Literal["use", "e5"] = "use"
     recall: RecallOptions = RecallOptions()
     lifecycle: LifecycleSettings = LifecycleSettings()

@@ -1,0 +1,5 @@
+"""``python -m graphmem.cli``: the same as the ``graphmem`` command."""
+
+from . import main
+
+main()

@@ -1,0 +1,96 @@
+"""``graphmem serve`` (the REST API) and ``graphmem keys`` (its API keys)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+
+from ..errors import ConfigurationError
+from . import _print_json, app, handles_errors, id_table, out, settings, state
+
+keys_app = typer.Typer(help="API keys of graphmem serve: create, list, revoke. Each key is for one namespace.",
+                       no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+
+def key_store():
+    from ..serve.keys import KeyStore
+
+    s = settings()
+    db = state.db or s.path
+    return KeyStore(s.keys_path or db.with_name(f"{db.stem}.keys.db"))
+
+
+@app.command()
+@handles_errors
+def serve(
+    host: str = typer.Option("127.0.0.1", "--host", help="address to listen on; other than loopback needs API keys"),
+    port: int = typer.Option(8765, "--port", min=1, max=65535),
+    log_level: str = typer.Option("info", "--log-level", help="uvicorn's: critical, error, warning, info, debug"),
+) -> None:
+    """Serve the REST API (OpenAPI at /openapi.json, docs at /docs). With no API keys it runs
+    open, on loopback only; with keys every request needs one and acts in its namespace."""
+    try:
+        import uvicorn
+
+        from ..serve.app import LOOPBACK, create_app
+    except ImportError as exc:
+        raise ConfigurationError(f"graphmem serve needs the serve extra ({exc.name} is missing): "
+                                 "pip install 'graphmem[serve]'") from None
+    from ..engine import Memory
+
+    conf = settings()
+    keys = key_store()
+    if host not in LOOPBACK and not keys.any():
+        raise ConfigurationError(f"refusing to listen on {host} without API keys: create one with "
+                                 "`graphmem keys create --namespace NS` (an open server is for loopback only)")
+    server = create_app(lambda: Memory(state.db, settings=conf), keys, max_body=conf.serve_max_body)
+    mode = "API keys required" if keys.any() else "open (no API keys; loopback only)"
+    out.print(f"graphmem serve: http://{host}:{port} ({mode}; store {conf.backend}; keys {keys.path})", highlight=False)
+    uvicorn.run(server, host=host, port=port, log_level=log_level)
+
+
+@keys_app.command("create")
+@handles_errors
+def create(
+    namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="the namespace the key reaches "
+                                            "(default: the global --namespace)"),
+    read_only: bool = typer.Option(False, "--read-only", help="reads only: recall, context, lists, export"),
+    label: str = typer.Option("", "--label", help="what the key is for"),
+) -> None:
+    """Create a key; its token is printed once and never stored (only its hash is)."""
+    key, token = key_store().create(namespace or state.namespace, read_only=read_only, label=label)
+    out.print(f"created key {key.id} for namespace {key.namespace!r}{' (read-only)' if read_only else ''}",
+              highlight=False)
+    print(token)
+
+
+@keys_app.command("list")
+@handles_errors
+def list_(
+    everything: bool = typer.Option(False, "--all", help="revoked keys too"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Keys (never their tokens)."""
+    found = key_store().list(revoked=everything)
+    if as_json:
+        _print_json([k.model_dump(mode="json") for k in found])
+        return
+    if not found:
+        out.print("no API keys")
+        return
+    table = id_table("id", "namespace", "access", "created", "revoked", "label", ids=[k.id for k in found])
+    for k in found:
+        table.add_row(k.id, k.namespace, "read-only" if k.read_only else "read-write", f"{k.created_at:%Y-%m-%d %H:%M}",
+                      f"{k.revoked_at:%Y-%m-%d %H:%M}" if k.revoked_at else "", k.label)
+    out.print(table)
+
+
+@keys_app.command("revoke")
+@handles_errors
+def revoke(key_id: str = typer.Argument(..., help="the key's id (from keys list)")) -> None:
+    """Revoke a key: requests with it get 401 from now on."""
+    key = key_store().revoke(key_id)
+    out.print(f"revoked key {key.id} (namespace {key.namespace!r})", highlight=False)
+

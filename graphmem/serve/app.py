@@ -1,0 +1,236 @@
+"""The REST face: a FastAPI app over one ``Memory``. Routes only translate HTTP to ``Memory``
+calls (``routes.py``); here are the parts every route shares: who is asking (an API key and
+its namespace), errors as problem+json, the request size limit and cursor pagination."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import logging
+from collections.abc import Callable
+from contextlib import asynccontextmanager
+from typing import Any, Generic, TypeVar
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ..errors import (ConfigurationError, ConflictError, EmbeddingError, ExtractionError, GraphMemError, NotFoundError,
+                      StoreError, ValidationError)
+from .keys import KeyStore
+
+log = logging.getLogger("graphmem.serve")
+T = TypeVar("T")
+PROBLEM = "application/problem+json"
+LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+class Problem(Exception):
+    """An HTTP error with its problem+json fields (RFC 9457)."""
+
+    def __init__(self, status: int, title: str, detail: str = "", headers: dict[str, str] | None = None) -> None:
+        super().__init__(detail or title)
+        self.status, self.title, self.detail, self.headers = status, title, detail, headers or {}
+
+
+class Tenant(BaseModel):
+    """Who a request acts for: the namespace (from the key, or the ``namespace`` parameter on
+    an open loopback server), whether it may write, and the key's id."""
+
+    namespace: str
+    read_only: bool = False
+    key_id: str | None = None
+
+
+class Page(BaseModel, Generic[T]):
+    items: list[T]
+    next_cursor: str | None = None
+
+
+# errors ------------------------------------------------------------------------------------
+_STATUS: list[tuple[type[GraphMemError], int, str]] = [  # the most specific first
+    (ConflictError, 409, "Conflict"),
+    (NotFoundError, 404, "Not Found"),
+    (ValidationError, 422, "Invalid input"),
+    (ExtractionError, 503, "Extraction unavailable"),
+    (ConfigurationError, 503, "Misconfigured"),
+    (StoreError, 503, "Store unavailable"),
+    (EmbeddingError, 503, "Embedding unavailable"),
+]
+
+
+def problem(request: Request, status: int, title: str, detail: str = "", headers: dict[str, str] | None = None,
+            **extra: Any) -> JSONResponse:
+    body = {"type": f"https://graphmem.dev/problems/{title.lower().replace(' ', '-')}", "title": title,
+            "status": status, "detail": detail, "instance": request.url.path, **extra}
+    return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
+
+
+def _install_errors(app: FastAPI) -> None:
+    @app.exception_handler(Problem)
+    async def _problem(request: Request, exc: Problem) -> JSONResponse:
+        return problem(request, exc.status, exc.title, exc.detail, exc.headers)
+
+    @app.exception_handler(GraphMemError)
+    async def _graphmem(request: Request, exc: GraphMemError) -> JSONResponse:
+        status, title = next(((s, t) for cls, s, t in _STATUS if isinstance(exc, cls)), (500, "Internal error"))
+        extra = {"line": exc.line} if hasattr(exc, "line") else {}
+        return problem(request, status, title, str(exc), **extra)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [{"loc": list(e.get("loc", ())), "msg": e.get("msg", ""), "type": e.get("type", "")}
+                  for e in exc.errors()[:20]]
+        if any(e["type"] == "json_invalid" for e in errors):
+            return problem(request, 400, "Bad request", "the body is not valid JSON", errors=errors)
+        first = errors[0] if errors else {"loc": [], "msg": "invalid request"}
+        where = ".".join(str(p) for p in first["loc"])
+        return problem(request, 422, "Invalid input", f"{where}: {first['msg']}", errors=errors)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return problem(request, exc.status_code, _TITLES.get(exc.status_code, "Error"), str(exc.detail or ""),
+                       headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return problem(request, 500, "Internal error", "an unexpected error; the server log has the details")
+
+
+_TITLES = {400: "Bad request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method not allowed",
+           413: "Request too large"}
+
+
+# the request size limit ------------------------------------------------------------------
+class BodyLimit:
+    """ASGI middleware: a body over ``limit`` bytes is refused with 413, whether it announces
+    its length or streams in chunks, before a route reads it all."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.limit:
+            await self._refuse(scope, receive, send)
+            return
+        seen = 0
+        started = False
+
+        async def counted() -> dict:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _TooLarge()
+            return message
+
+        async def sending(message: dict) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, sending)
+        except _TooLarge:
+            if not started:
+                await self._refuse(scope, receive, send)
+
+    async def _refuse(self, scope: dict, receive: Callable, send: Callable) -> None:
+        response = problem(Request(scope), 413, "Request too large", f"the body is over {self.limit} bytes")
+        await response(scope, receive, send)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+# who is asking -----------------------------------------------------------------------------
+def _token(request: Request) -> str | None:
+    auth = request.headers.get("authorization", "")
+    if auth[:7].lower() == "bearer ":
+        return auth[7:].strip() or None
+    return request.headers.get("x-api-key") or None
+
+
+def tenant(request: Request, namespace: str | None = Query(
+        None, description="the namespace to act in: only on an open loopback server; with a key it must be the "
+                          "key's own or left out")) -> Tenant:
+    """The tenant of a request. With keys configured, a request needs one (``Authorization:
+    Bearer <key>`` or ``X-API-Key``) and acts in its namespace; naming another is 403 whatever
+    the id or body says. With no keys (loopback only), the ``namespace`` parameter chooses."""
+    keys: KeyStore = request.app.state.keys
+    token = _token(request)
+    if not keys.any():
+        if token:
+            raise Problem(401, "Unauthorized", "no API keys are configured on this server",
+                          {"WWW-Authenticate": "Bearer"})
+        return Tenant(namespace=namespace or "default")
+    key = keys.verify(token) if token else None
+    if key is None:
+        raise Problem(401, "Unauthorized", "a valid API key is required (Authorization: Bearer <key>)"
+                      if token is None else "unknown or revoked API key", {"WWW-Authenticate": "Bearer"})
+    if namespace is not None and namespace != key.namespace:
+        raise Problem(403, "Forbidden", f"this key is for namespace {key.namespace!r}, not {namespace!r}")
+    return Tenant(namespace=key.namespace, read_only=key.read_only, key_id=key.id)
+
+
+def writer(who: Tenant = Depends(tenant)) -> Tenant:
+    if who.read_only:
+        raise Problem(403, "Forbidden", "this API key is read-only")
+    return who
+
+
+# pagination --------------------------------------------------------------------------------
+def paged(fetch: Callable[[int, int], list[T]], limit: int, cursor: str | None, filters: dict[str, Any]) -> Page[T]:
+    """One page of a listing by an opaque cursor: the offset it stopped at, bound to the
+    filters it was made with (a cursor used with other filters is a 400, not a wrong page)."""
+    stamp = hashlib.sha256(json.dumps(filters, sort_keys=True, default=str).encode()).hexdigest()[:12]
+    offset = 0
+    if cursor:
+        try:
+            data = json.loads(base64.urlsafe_b64decode(cursor.encode() + b"=" * (-len(cursor) % 4)))
+            offset, ok = int(data["o"]), data["f"] == stamp and int(data["o"]) >= 0
+        except (ValueError, KeyError, TypeError):
+            ok = False
+        if not ok:
+            raise Problem(400, "Bad request", "the cursor is not one this listing gave with these filters")
+    items = fetch(limit + 1, offset)
+    more = len(items) > limit
+    nxt = base64.urlsafe_b64encode(json.dumps({"o": offset + limit, "f": stamp}).encode()).decode().rstrip("=")
+    return Page[Any](items=items[:limit], next_cursor=nxt if more else None)
+
+
+# the app -----------------------------------------------------------------------------------
+def create_app(memory_factory: Callable[[], Any], keys: KeyStore, *, max_body: int = 16 * 2**20) -> FastAPI:
+    """The app; ``memory_factory`` opens the ``Memory`` it serves when the app starts (and it
+    is closed when the app stops)."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        app.state.memory = memory_factory()
+        try:
+            yield
+        finally:
+            app.state.memory.close()
+
+    from importlib.metadata import version
+
+    from .routes import router
+
+    app = FastAPI(title="graphmem", version=version("graphmem"), lifespan=lifespan,
+                  description="Knowledge-graph memory for AI agents: sessions and turns in, memories, episodes and "
+                              "procedures out; recall with a five-factor score and the path that found each item.")
+    app.state.keys = keys
+    _install_errors(app)
+    app.include_router(router)
+    app.add_middleware(BodyLimit, limit=max_body)
+    return app

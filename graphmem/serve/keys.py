@@ -1,0 +1,103 @@
+"""API keys for ``graphmem serve``: each key belongs to one namespace (a tenant), may be
+read-only, and is stored hashed (SHA-256 of a 256-bit random secret: the secret itself is shown
+once, when the key is created, and never kept). A small SQLite file beside the store holds them,
+so ``graphmem keys`` and a running server share it."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import sqlite3
+from datetime import datetime
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ..errors import NotFoundError, StoreError, ValidationError
+from ..models import utcnow
+from ..models.records import NAMESPACE_PATTERN
+
+PREFIX = "gmk"
+
+
+class ApiKey(BaseModel):
+    """A key as listed: never its secret."""
+
+    id: str
+    namespace: str
+    read_only: bool
+    label: str
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+
+class KeyStore:
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        try:
+            with self._connect() as db:
+                db.execute("CREATE TABLE IF NOT EXISTS api_keys (id TEXT PRIMARY KEY, namespace TEXT NOT NULL, "
+                           "read_only INTEGER NOT NULL, label TEXT NOT NULL, hash TEXT NOT NULL, "
+                           "created_at TEXT NOT NULL, revoked_at TEXT)")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the API key file {self.path}: {exc}") from exc
+
+    def _connect(self) -> sqlite3.Connection:
+        return sqlite3.connect(self.path, timeout=30)
+
+    def create(self, namespace: str, *, read_only: bool = False, label: str = "") -> tuple[ApiKey, str]:
+        """A new key for ``namespace`` and its token (shown once; only its hash is kept)."""
+        if not re.fullmatch(NAMESPACE_PATTERN, namespace):
+            raise ValidationError(f"invalid namespace {namespace!r}")
+        if len(label) > 200:
+            raise ValidationError("a key's label is at most 200 characters")
+        key = ApiKey(id=secrets.token_hex(6), namespace=namespace, read_only=read_only, label=label,
+                     created_at=utcnow())
+        token = f"{PREFIX}_{key.id}_{secrets.token_urlsafe(32)}"
+        with self._connect() as db:
+            db.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, NULL)",
+                       (key.id, namespace, int(read_only), label, _hash(token), key.created_at.isoformat()))
+        return key, token
+
+    def list(self, *, revoked: bool = False) -> list[ApiKey]:
+        with self._connect() as db:
+            rows = db.execute("SELECT id, namespace, read_only, label, created_at, revoked_at FROM api_keys "
+                              + ("" if revoked else "WHERE revoked_at IS NULL ") + "ORDER BY created_at").fetchall()
+        return [_key(r) for r in rows]
+
+    def revoke(self, key_id: str) -> ApiKey:
+        with self._connect() as db:
+            done = db.execute("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                              (utcnow().isoformat(), key_id)).rowcount
+        if not done:
+            raise NotFoundError(f"no active API key {key_id!r}")
+        return next(k for k in self.list(revoked=True) if k.id == key_id)
+
+    def any(self) -> bool:
+        """Whether keys were ever made here: then every request needs one, even after all of
+        them are revoked (revoking the last key must not open the server)."""
+        with self._connect() as db:
+            return db.execute("SELECT 1 FROM api_keys LIMIT 1").fetchone() is not None
+
+    def verify(self, token: str) -> ApiKey | None:
+        """The active key ``token`` is, or None. Constant-time on the hash."""
+        parts = token.split("_", 2)
+        if len(parts) != 3 or parts[0] != PREFIX:
+            return None
+        with self._connect() as db:
+            row = db.execute("SELECT id, namespace, read_only, label, created_at, revoked_at, hash FROM api_keys "
+                             "WHERE id = ?", (parts[1],)).fetchone()
+        if row is None or row[5] is not None or not hmac.compare_digest(row[6], _hash(token)):
+            return None
+        return _key(row[:6])
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _key(row: tuple) -> ApiKey:
+    return ApiKey(id=row[0], namespace=row[1], read_only=bool(row[2]), label=row[3],
+                  created_at=datetime.fromisoformat(row[4]), revoked_at=datetime.fromisoformat(row[5]) if row[5] else None)
