@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 
 from ..errors import ConfigurationError
-from . import _print_json, app, handles_errors, id_table, out, settings, state
+from . import _print_json, app, err, handles_errors, id_table, out, settings, state
 
 keys_app = typer.Typer(help="API keys of graphmem serve: create, list, revoke. Each key is for one namespace.",
                        no_args_is_help=True)
@@ -49,6 +49,46 @@ def serve(
     mode = "API keys required" if keys.any() else "open (no API keys; loopback only)"
     out.print(f"graphmem serve: http://{host}:{port} ({mode}; store {conf.backend}; keys {keys.path})", highlight=False)
     uvicorn.run(server, host=host, port=port, log_level=log_level)
+
+
+@app.command()
+@handles_errors
+def mcp(
+    transport: str = typer.Option("stdio", "--transport", "-t", help="stdio (an MCP client starts graphmem) or http "
+                                  "(streamable HTTP at /mcp)"),
+    host: str = typer.Option("127.0.0.1", "--host", help="http: address to listen on; other than loopback needs keys"),
+    port: int = typer.Option(8766, "--port", min=1, max=65535),
+) -> None:
+    """Serve graphmem to MCP clients (tools remember, recall, context, add_messages, forget, update,
+    history, search_entities, get_procedure, stats; the soul and session summaries as resources).
+    The namespace is the global --namespace, or over HTTP the API key's."""
+    if transport not in ("stdio", "http"):
+        raise ConfigurationError(f"--transport must be stdio or http, not {transport!r}")
+    try:
+        import uvicorn
+
+        from ..serve.app import LOOPBACK
+        from ..serve.mcp import build
+    except ImportError as exc:
+        raise ConfigurationError(f"graphmem mcp needs the serve extra ({exc.name} is missing): "
+                                 "pip install 'graphmem[serve]'") from None
+    from ..engine import Memory
+
+    conf = settings()
+    keys = key_store()
+    if transport == "http" and host not in LOOPBACK and not keys.any():
+        raise ConfigurationError(f"refusing to listen on {host} without API keys: create one with "
+                                 "`graphmem keys create --namespace NS` (an open server is for loopback only)")
+    with Memory(state.db, settings=conf) as memory:
+        server = build(memory, state.namespace, keys)
+        if transport == "stdio":
+            server.run("stdio")  # stdout is the protocol's: nothing else may print there
+            return
+        web = server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True,
+                                         host=host)
+        mode = "API keys required" if keys.any() else f"open, namespace {state.namespace!r}"
+        err.print(f"graphmem mcp: http://{host}:{port}/mcp ({mode})", highlight=False)
+        uvicorn.run(web, host=host, port=port, log_level="warning")
 
 
 @keys_app.command("create")

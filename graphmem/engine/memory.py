@@ -362,6 +362,10 @@ class Memory(SessionsMixin, EntitiesMixin):
         text = check(_LONG_TEXT, text or "", "soul")
         self.store.set_meta(namespace, "soul", text or None)
 
+    def get_soul(self, *, namespace: str = "default") -> str:
+        """The namespace's identity block (``set_soul``), else the configured default."""
+        return self.store.get_meta(checked_namespace(namespace), "soul") or self.settings.soul
+
     # lifecycle ----------------------------------------------------------------------------
     def maintain(
         self,
@@ -504,8 +508,8 @@ class Memory(SessionsMixin, EntitiesMixin):
             if self.settings.recent_turns:
                 recent = self.store.query(namespace, "message", session_id=session_id, limit=self.settings.recent_turns)
                 recent.reverse()
-        soul = self.store.get_meta(namespace, "soul") or self.settings.soul
-        ctx = assemble(recalled, budget=budget, counter=self.counter, soul=soul, session=session, recent=recent)
+        ctx = assemble(recalled, budget=budget, counter=self.counter, soul=self.get_soul(namespace=namespace),
+                       session=session, recent=recent)
         ctx.timings_ms["total"] = (time.perf_counter() - t0) * 1000
         return ctx
 

@@ -1,0 +1,196 @@
+"""The MCP face (the official ``mcp`` SDK): tools and resources over one ``Memory``, served on
+stdio or streamable HTTP. The namespace is never a tool argument: on stdio it is the one the
+server was started with; over HTTP it is the API key's (``graphmem keys``), or the configured
+one on an open loopback server."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from pydantic import BaseModel, Field
+
+from ..errors import GraphMemError, ValidationError
+from ..models import MessageIn
+from .keys import KeyStore
+
+INSTRUCTIONS = """graphmem is this agent's long-term memory of its users: facts and preferences (memories),
+summaries of past conversations (episodes) and learned workflows (procedures), in a graph.
+Call `context` with the task at hand before answering: it returns a prompt block within a token
+budget. Call `add_messages` with each exchange so it can be remembered (facts are extracted in
+the background), `remember` for a fact the user asks you to keep, `update` to correct one (the
+old value stays in `history`), `forget` to delete one. `recall` returns ranked items with the
+reason each was found."""
+
+
+class Turn(BaseModel):
+    role: Literal["user", "assistant", "system", "tool"] = "user"
+    content: str = Field(description="what was said")
+    speaker: str = Field("", description="who said it, e.g. the user's name")
+
+
+class Namespaces:
+    """The namespace a tool call acts in, and whether it may write."""
+
+    def __init__(self, namespace: str, keys: KeyStore | None) -> None:
+        self.namespace, self.keys = namespace, keys
+
+    def __call__(self, ctx: Context, write: bool = False) -> str:
+        headers = ctx.headers if ctx is not None else None
+        if headers is None or self.keys is None or not self.keys.any():
+            return self.namespace  # stdio, or an open loopback HTTP server: the configured namespace
+        auth = headers.get("authorization", "")
+        token = auth[7:].strip() if auth[:7].lower() == "bearer " else headers.get("x-api-key", "")
+        key = self.keys.verify(token) if token else None
+        if key is None:
+            raise ValidationError("a valid graphmem API key is required (Authorization: Bearer <key>)")
+        if write and key.read_only:
+            raise ValidationError("this API key is read-only")
+        return key.namespace
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _answers(error: type[Exception]) -> Callable[[F], F]:
+    """graphmem's errors reach the client as the tool's (or resource's) error with their
+    message; anything else stays a crash the SDK reports without its text."""
+
+    def wrap(fn: F) -> F:
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except GraphMemError as exc:
+                raise error(str(exc)) from None
+
+        return call  # type: ignore[return-value]
+
+    return wrap
+
+
+tool_errors, resource_errors = _answers(ToolError), _answers(ResourceError)
+
+
+def _item(s: Any) -> dict[str, Any]:
+    return {"id": s.id, "layer": s.layer, "text": s.text, "score": round(s.score, 4), "matched_by": s.matched_by,
+            "factors": s.breakdown.model_dump(exclude_none=True), "turns": s.turns}
+
+
+def build(memory: Any, namespace: str = "default", keys: KeyStore | None = None) -> MCPServer:
+    """An MCP server over ``memory`` (opened and closed by the caller)."""
+    from importlib.metadata import version
+
+    server = MCPServer("graphmem", instructions=INSTRUCTIONS, version=version("graphmem"))
+    ns = Namespaces(namespace, keys)
+
+    @server.tool()
+    @tool_errors
+    def remember(text: str, ctx: Context, subject: str | None = None, predicate: str | None = None,
+                 object: str | None = None, category: str = "fact", importance: float = 0.5) -> dict[str, Any]:
+        """Store one memory as given, e.g. "Ana prefers green tea" (subject Ana, predicate prefers,
+        object green tea). A duplicate is merged; a new value of the same attribute supersedes the
+        old one, which stays in its history."""
+        rec = memory.remember(text, subject=subject, predicate=predicate, object=object, category=category,
+                              importance=importance, namespace=ns(ctx, write=True))
+        return rec.model_dump(mode="json", include={"id", "text", "status", "subject", "predicate", "object"})
+
+    @server.tool()
+    @tool_errors
+    def recall(query: str, ctx: Context, k: int = 10,
+               layers: list[Literal["memory", "episode", "procedure", "message"]] | None = None) -> list[dict[str, Any]]:
+        """The k best memories, episodes, procedures and turns for a query, each with its score,
+        the five factors behind it (relevance, importance, confidence, recency, frequency) and
+        how it was found (vector, keyword, graph path)."""
+        return [_item(s) for s in memory.recall(query, k=k, layers=layers, namespace=ns(ctx))]
+
+    @server.tool()
+    @tool_errors
+    def context(query: str, ctx: Context, budget: int = 1500, session_id: str | None = None) -> str:
+        """A prompt block for the task at hand, packed into `budget` tokens: identity, the most
+        relevant memories, episodes and procedures, and the session's recent turns."""
+        return memory.context(query, budget=budget, session_id=session_id, namespace=ns(ctx)).text
+
+    @server.tool()
+    @tool_errors
+    def add_messages(session_id: str, messages: list[Turn], ctx: Context) -> dict[str, Any]:
+        """Append conversation turns to a session (made on its first turn); facts, episodes and
+        procedures are extracted from them in the background."""
+        turns = [MessageIn(role=m.role, content=m.content, speaker=m.speaker) for m in messages]
+        added = memory.add_messages(session_id, turns, namespace=ns(ctx, write=True))
+        return {"session_id": session_id, "message_ids": [m.id for m in added]}
+
+    @server.tool()
+    @tool_errors
+    def forget(memory_id: str, ctx: Context) -> dict[str, int]:
+        """Delete a memory (or any record by id) for good, with what was derived from it."""
+        return {"deleted": memory.forget(memory_id, namespace=ns(ctx, write=True))}
+
+    @server.tool()
+    @tool_errors
+    def update(memory_id: str, ctx: Context, text: str | None = None, importance: float | None = None,
+               pinned: bool | None = None, reason: str = "correction") -> dict[str, Any]:
+        """Correct a memory: a new text makes a new version that supersedes the old one (kept in
+        its history with the reason); importance and pinned change in place."""
+        fields = {k: v for k, v in {"text": text, "importance": importance, "pinned": pinned}.items() if v is not None}
+        rec = memory.update(memory_id, reason=reason, namespace=ns(ctx, write=True), **fields)
+        return rec.model_dump(mode="json", include={"id", "text", "status", "importance", "pinned"})
+
+    @server.tool()
+    @tool_errors
+    def history(memory_id: str, ctx: Context) -> dict[str, Any]:
+        """A memory's versions: what it superseded and what superseded it, with the reasons."""
+        return memory.history(memory_id, namespace=ns(ctx)).model_dump(mode="json", exclude_none=True)
+
+    @server.tool()
+    @tool_errors
+    def search_entities(query: str, ctx: Context, type: str | None = None, k: int = 10) -> list[dict[str, Any]]:
+        """People, places, organisations and things the memory knows, by name or alias."""
+        return [e.model_dump(mode="json", include={"id", "name", "type", "description", "aliases"})
+                for e in memory.find_entities(query, type=type, k=k, namespace=ns(ctx))]
+
+    @server.tool()
+    @tool_errors
+    def get_procedure(ctx: Context, procedure_id: str | None = None, task: str | None = None) -> dict[str, Any]:
+        """A learned workflow with its ordered steps: by id, or the best match for a task."""
+        where = ns(ctx)
+        if procedure_id:
+            found = memory.get(procedure_id, namespace=where)
+        elif task:
+            hits = memory.recall(task, k=1, layers=["procedure"], namespace=where)
+            if not hits:
+                raise ValidationError(f"no procedure matches {task!r}")
+            found = hits[0].item
+        else:
+            raise ValidationError("give procedure_id or task")
+        if found.kind != "procedure":
+            raise ValidationError(f"{found.id!r} is a {found.kind}, not a procedure")
+        return found.model_dump(mode="json", include={"id", "task", "steps", "success_count", "importance"})
+
+    @server.tool()
+    @tool_errors
+    def stats(ctx: Context) -> dict[str, Any]:
+        """How many memories, episodes, procedures, turns and entities this namespace holds."""
+        return memory.stats(namespace=ns(ctx))
+
+    def own(namespace: str, ctx: Context) -> str:
+        if namespace != ns(ctx):  # the URI names the namespace; it must be the caller's own
+            raise ValidationError(f"namespace {namespace!r} is not this connection's")
+        return namespace
+
+    @server.resource("graphmem://{namespace}/soul", mime_type="text/plain",
+                     description="the identity block heading every context of the namespace")
+    @resource_errors
+    def soul(namespace: str, ctx: Context) -> str:
+        return memory.get_soul(namespace=own(namespace, ctx))
+
+    @server.resource("graphmem://{namespace}/sessions/{session_id}/summary", mime_type="text/plain",
+                     description="a session's running summary")
+    @resource_errors
+    def summary(namespace: str, session_id: str, ctx: Context) -> str:
+        return memory.get_session(session_id, namespace=own(namespace, ctx)).summary
+
+    return server

@@ -1,0 +1,189 @@
+"""``graphmem mcp`` through the official SDK's own client, as an MCP host runs it: over stdio
+(the client starts graphmem) and over streamable HTTP (a live server process), with API keys
+binding each HTTP caller to its namespace."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+
+import httpx
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from graphmem import Memory
+
+from .conftest import BACKENDS, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI
+from .test_serve import _free_port, cli
+
+TOOLS = {"remember", "recall", "context", "add_messages", "forget", "update", "history", "search_entities",
+         "get_procedure", "stats"}
+
+
+def env_for(tmp_path, backend: str = "embedded") -> dict:
+    env = {**os.environ, "GRAPHMEM_EXTRACTION": "manual", "GRAPHMEM_PATH": str(tmp_path / "mcp.db"),
+           "GRAPHMEM_KEYS_PATH": str(tmp_path / "keys.db")}
+    if backend == "neo4j":
+        env.update(GRAPHMEM_BACKEND="neo4j", GRAPHMEM_NEO4J_URI=NEO4J_TEST_URI, GRAPHMEM_NEO4J_PASSWORD=NEO4J_TEST_PASSWORD)
+    return env
+
+
+def result(r) -> object:
+    """A tool result's value (structured content, else its text as JSON or plain text)."""
+    assert not r.is_error, r.content
+    if r.structured_content is not None:
+        data = r.structured_content
+        return data.get("result", data) if isinstance(data, dict) and set(data) == {"result"} else data
+    text = r.content[0].text
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+async def session_walk(client: Client, ns: str) -> None:
+    """Every tool and both resources, as an agent would use them."""
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert TOOLS <= set(tools)
+    for t in tools.values():
+        assert t.description and len(t.description) > 40 and t.input_schema["type"] == "object"
+        assert "namespace" not in t.input_schema.get("properties", {})  # never a tool argument
+    added = result(await client.call_tool("add_messages", {"session_id": "s1", "messages": [
+        {"role": "user", "content": "I'm Ana. I moved to Lisbon and I prefer green tea.", "speaker": "Ana"},
+        {"role": "assistant", "content": "Noted!"}]}))
+    assert len(added["message_ids"]) == 2
+    tea = result(await client.call_tool("remember", {"text": "Ana prefers green tea", "subject": "Ana",
+                                                     "predicate": "prefers_drink", "object": "green tea"}))
+    hits = result(await client.call_tool("recall", {"query": "what does Ana drink?", "k": 3}))
+    assert hits[0]["id"] == tea["id"] and {"relevance", "importance", "recency"} <= set(hits[0]["factors"])
+    oolong = result(await client.call_tool("update", {"memory_id": tea["id"], "text": "Ana prefers oolong",
+                                                      "reason": "she changed her mind"}))
+    hist = result(await client.call_tool("history", {"memory_id": oolong["id"]}))
+    assert hist["supersedes"][0]["id"] == tea["id"]
+    block = result(await client.call_tool("context", {"query": "Ana's drinks", "budget": 300}))
+    assert "Ana prefers oolong" in block and "Ana prefers green tea" not in block  # the old value left
+    assert any(e["name"] == "Ana" for e in result(await client.call_tool("search_entities", {"query": "Ana"})))
+    proc = result(await client.call_tool("get_procedure", {"task": "brew oolong"}))
+    assert [s["text"] for s in proc["steps"]] == ["heat water to 90C", "steep for three minutes"]
+    assert result(await client.call_tool("stats", {}))["namespace"] == ns
+    assert (await client.read_resource(f"graphmem://{ns}/soul")).contents[0].text == "You are Ana's tea assistant."
+    summary = await client.read_resource(f"graphmem://{ns}/sessions/s1/summary")
+    assert summary.contents[0].text == ""  # no window extracted yet
+    assert result(await client.call_tool("forget", {"memory_id": oolong["id"]}))["deleted"] >= 1
+    gone = await client.call_tool("history", {"memory_id": oolong["id"]})
+    assert gone.is_error and "no record" in gone.content[0].text and "Traceback" not in gone.content[0].text
+
+
+def seed(env: dict, ns: str) -> None:
+    settings_env = {k[9:].lower(): v for k, v in env.items() if k.startswith("GRAPHMEM_") and "__" not in k}
+    from graphmem.settings import Settings
+
+    with Memory(settings=Settings(**{k: v for k, v in settings_env.items() if k in Settings.model_fields})) as mem:
+        mem.set_soul("You are Ana's tea assistant.", namespace=ns)
+        mem.add_procedure("brew oolong", ["heat water to 90C", "steep for three minutes"], namespace=ns)
+
+
+def test_stdio_server_with_the_sdk_client(tmp_path):
+    env = env_for(tmp_path)
+    seed(env, "ana")
+
+    async def run() -> None:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "graphmem.cli", "-n", "ana", "mcp"], env=env)
+        async with Client(params, read_timeout_seconds=120) as client:
+            await session_walk(client, "ana")
+            with pytest.raises(Exception):  # another namespace's resource is not this connection's
+                await client.read_resource("graphmem://other/soul")
+
+    asyncio.run(run())
+
+
+class HttpMcp:
+    def __init__(self, env: dict, tmp_path) -> None:
+        self.env, self.port = env, _free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.log = open(tmp_path / "mcp.log", "w+")
+        self.proc = subprocess.Popen([sys.executable, "-m", "graphmem.cli", "-n", "open-ns", "mcp", "-t", "http",
+                                      "--port", str(self.port)], env=env, stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.output()
+            try:
+                httpx.get(f"http://127.0.0.1:{self.port}/", timeout=2)
+                break
+            except httpx.TransportError:
+                time.sleep(0.3)
+        else:
+            pytest.fail("graphmem mcp did not start:\n" + self.output())
+
+    def output(self) -> str:
+        self.log.flush()
+        self.log.seek(0)
+        return self.log.read()
+
+    def client(self, key: str | None = None) -> Client:
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"} if key else {}, timeout=120)
+        return Client(streamable_http_client(self.url, http_client=http), read_timeout_seconds=120)
+
+    def stop(self) -> str:
+        self.proc.terminate()
+        self.proc.wait(30)
+        text = self.output()
+        self.log.close()
+        return text
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_streamable_http_server_binds_each_key_to_its_namespace(backend, tmp_path, request):
+    if backend == "neo4j":
+        request.getfixturevalue("neo4j_server")
+    env = env_for(tmp_path, backend)
+    a_ns, b_ns = f"mcp-a-{tmp_path.name[-8:]}", f"mcp-b-{tmp_path.name[-8:]}"
+    seed(env, "open-ns")
+    seed(env, a_ns)
+    server = HttpMcp(env, tmp_path)
+    try:
+        async def open_mode() -> None:
+            async with server.client() as client:  # no keys yet: loopback, the configured namespace
+                await session_walk(client, "open-ns")
+
+        asyncio.run(open_mode())
+        a_key = cli(env, "keys", "create", "--namespace", a_ns).stdout.split()[-1]
+        ro_key = cli(env, "keys", "create", "--namespace", a_ns, "--read-only").stdout.split()[-1]
+        b_key = cli(env, "keys", "create", "--namespace", b_ns).stdout.split()[-1]
+
+        async def keyed() -> None:
+            async with server.client(b_key) as b:
+                secret = result(await b.call_tool("remember", {"text": "B's vault code is 7431"}))
+            async with server.client(a_key) as a:
+                await session_walk(a, a_ns)
+                for name, args in [("recall", {"query": "vault code"}), ("history", {"memory_id": secret["id"]}),
+                                   ("forget", {"memory_id": secret["id"]}), ("context", {"query": "vault code"})]:
+                    r = await a.call_tool(name, args)
+                    assert "7431" not in json.dumps([c.model_dump() for c in r.content]), name
+                with pytest.raises(Exception):
+                    await a.read_resource(f"graphmem://{b_ns}/soul")
+            async with server.client(ro_key) as ro:
+                assert result(await ro.call_tool("stats", {}))["namespace"] == a_ns
+                r = await ro.call_tool("remember", {"text": "a read-only key writes nothing"})
+                assert r.is_error and "read-only" in r.content[0].text
+            async with server.client() as anon:
+                r = await anon.call_tool("stats", {})
+                assert r.is_error and "API key" in r.content[0].text
+            async with server.client(b_key) as b:  # B's memory survived A's forget
+                assert result(await b.call_tool("recall", {"query": "vault code"}))[0]["id"] == secret["id"]
+
+        asyncio.run(keyed())
+    finally:
+        log = server.stop()
+    assert "Traceback" not in log, log
+
+
+def test_mcp_http_refuses_a_public_address_without_keys(tmp_path):
+    done = cli(env_for(tmp_path), "mcp", "-t", "http", "--host", "0.0.0.0", "--port", str(_free_port()), check=False)
+    assert done.returncode == 1 and "without API keys" in done.stderr
