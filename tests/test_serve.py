@@ -35,9 +35,9 @@ def cli(env: dict, *args: str, check: bool = True) -> subprocess.CompletedProces
 
 
 class Live:
-    def __init__(self, backend: str, tmp) -> None:
+    def __init__(self, backend: str, tmp, **env: str) -> None:
         self.env = {**os.environ, "GRAPHMEM_EXTRACTION": "manual", "GRAPHMEM_PATH": str(tmp / "serve.db"),
-                    "GRAPHMEM_KEYS_PATH": str(tmp / "keys.db"), "GRAPHMEM_SERVE_MAX_BODY": str(2**20)}
+                    "GRAPHMEM_KEYS_PATH": str(tmp / "keys.db"), "GRAPHMEM_SERVE_MAX_BODY": str(2**20), **env}
         if backend == "neo4j":
             self.env.update(GRAPHMEM_BACKEND="neo4j", GRAPHMEM_NEO4J_URI=NEO4J_TEST_URI,
                             GRAPHMEM_NEO4J_PASSWORD=NEO4J_TEST_PASSWORD)

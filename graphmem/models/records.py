@@ -12,8 +12,8 @@ from enum import Enum
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationInfo, field_validator,
-    model_validator,
+    AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationInfo, WithJsonSchema,
+    field_validator, model_validator,
 )
 
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@\-]{0,127}$"
@@ -120,6 +120,8 @@ Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 ShortStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
                      AfterValidator(_unicode)]
 SESSION_ID = TypeAdapter(ShortStr)
+# a [start, end) pair as plain JSON Schema (some OpenAPI tools do not read prefixItems)
+_WINDOW_SCHEMA = {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 2, "maxItems": 2}
 
 
 class Status(str, Enum):
@@ -216,7 +218,8 @@ class Session(Record):
     extracted_upto: int = Field(0, ge=0)
     windows_done: int = Field(0, ge=0)
     windows_skipped: int = Field(0, ge=0)
-    failed_windows: list[tuple[int, int]] = Field(default_factory=list)
+    failed_windows: list[Annotated[tuple[int, int], WithJsonSchema(_WINDOW_SCHEMA)]] = Field(
+        default_factory=list, description="[start, end) seq ranges whose extraction failed")
     last_error: str = ""
 
     def model_post_init(self, __context: Any) -> None:

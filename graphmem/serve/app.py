@@ -15,11 +15,12 @@ from typing import Any, Generic, TypeVar
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import (ConfigurationError, ConflictError, EmbeddingError, ExtractionError, GraphMemError, NotFoundError,
                       StoreError, ValidationError)
+from ..models.records import NAMESPACE_PATTERN
 from .keys import KeyStore
 
 log = logging.getLogger("graphmem.serve")
@@ -43,6 +44,36 @@ class Tenant(BaseModel):
     namespace: str
     read_only: bool = False
     key_id: str | None = None
+
+
+class ProblemDetails(BaseModel):
+    """An error (RFC 9457 problem details): ``detail`` says what was wrong."""
+
+    type: str
+    title: str
+    status: int
+    detail: str
+    instance: str
+    errors: list[dict[str, Any]] | None = Field(None, description="422/400: every field that failed")
+    line: int | None = Field(None, description="import: the line that could not be read")
+
+
+def _problem_response(description: str) -> dict[str, Any]:
+    return {"description": description,
+            "content": {PROBLEM: {"schema": ProblemDetails.model_json_schema()}}}
+
+
+PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: _problem_response("malformed JSON, a cursor of another listing"),
+    401: _problem_response("a key is required, or the key is unknown or revoked"),
+    403: _problem_response("the key is for another namespace, or read-only"),
+    404: _problem_response("no such record in this namespace"),
+    405: _problem_response("method not allowed"),
+    409: _problem_response("a conflict: the id is taken"),
+    413: _problem_response("the body is over the size limit"),
+    422: _problem_response("invalid input: the field and why"),
+    503: _problem_response("the store, the embedder or the model is unavailable"),
+}
 
 
 class Page(BaseModel, Generic[T]):
@@ -162,7 +193,7 @@ def _token(request: Request) -> str | None:
 
 
 def tenant(request: Request, namespace: str | None = Query(
-        None, description="the namespace to act in: only on an open loopback server; with a key it must be the "
+        None, pattern=NAMESPACE_PATTERN, description="the namespace to act in: only on an open loopback server; with a key it must be the "
                           "key's own or left out")) -> Tenant:
     """The tenant of a request. With keys configured, a request needs one (``Authorization:
     Bearer <key>`` or ``X-API-Key``) and acts in its namespace; naming another is 403 whatever

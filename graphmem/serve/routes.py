@@ -17,9 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import NamespaceNotFoundError, NotFoundError
 from ..models import (Context, Entity, Episode, Explanation, History, MemoryIn, MemoryPatch, MemoryRecord, Message,
                       MessageIn, Neighbourhood, Procedure, ScoredItem, Session)
-from .app import Page, Problem, Tenant, paged, tenant, writer
+from .app import PROBLEM_RESPONSES, Page, Problem, Tenant, paged, tenant, writer
 
-router = APIRouter()
+router = APIRouter(responses=PROBLEM_RESPONSES)
 T = TypeVar("T")
 Limit = Query(100, ge=1, le=1000, description="items per page")
 Cursor = Query(None, description="the next_cursor of the previous page")
