@@ -17,7 +17,6 @@ import argparse
 import os
 import random
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile

@@ -26,6 +26,7 @@ from ..lifecycle import GraphBuilder, Parts, WindowFolder
 from ..models import Message, Session, utcnow
 from ..settings import Settings
 from ..text import STOPWORDS, keywords
+from ..telemetry import spanned, window_attributes
 from ..text.tokencount import ApproxTokenCounter
 from ..background import BackgroundWorker
 from .guard import retried
@@ -211,6 +212,7 @@ class ExtractionWorker(BackgroundWorker):
         return done
 
     # one window -------------------------------------------------------------------------
+    @spanned("graphmem.extraction.window", namespace_arg=1)
     def process(self, namespace: str, session_id: str, start: int, end: int, *, retry: bool = False) -> dict[str, Any]:
         store = self.parts.store
         msgs = [m for m in store.query(namespace, "message", session_id=session_id, seq_range=(start, end),
@@ -280,4 +282,5 @@ class ExtractionWorker(BackgroundWorker):
         entry["seconds"] = round(time.perf_counter() - t0, 2)
         self.counters.log.append(entry)
         log.info("extracted window %s %s[%d:%d] in %.1f s", namespace, session_id, start, end, entry["seconds"])
+        window_attributes(entry)
         return entry

@@ -19,6 +19,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from ..errors import ConflictError, GraphMemError, ValidationError
 from ..lifecycle import describe
+from ..telemetry import spanned
 
 C = TypeVar("C", bound=type)
 T = TypeVar("T")
@@ -69,10 +70,12 @@ def wrong_argument(fn: Callable[..., Any], args: tuple, kwargs: dict) -> str | N
 
 
 def _edge(fn: Callable[..., Any]) -> Callable[..., Any]:
+    traced = spanned(f"graphmem.{fn.__name__}")(fn)
+
     @functools.wraps(fn)
     def method(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            return traced(*args, **kwargs)
         except GraphMemError:
             raise
         except (TypeError, AttributeError, OverflowError) as exc:  # a wrong type, or a bug: the annotations tell which

@@ -28,6 +28,7 @@ import numpy as np
 
 from ..errors import ConfigurationError, ConflictError, StoreError, ValidationError
 from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
+from ..telemetry import traced_methods
 from ..text import index_terms, normalise_name
 from .base import (
     AccessBuffer, Accesses, StoreCapabilities, check_batch, entity_norms, first_named, hydrate, named_lists, node_text,
@@ -48,6 +49,7 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = "2"
 _CHECKPOINT_SECONDS = 2.0
 
+@traced_methods("graphmem.store")
 class EmbeddedStore(GraphMixin, ReembedMixin, SearchMixin):
     """SQLite + networkx + numpy in one file. See the module docstring."""
 

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..errors import ConfigurationError, ConflictError, StoreError, ValidationError
 from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
+from ..telemetry import traced_methods
 from ..text import MAX_QUERY_TERMS, normalise_name, query_terms
 from .base import (
     VECTOR_KINDS, AccessBuffer, Accesses, Direction, StoreCapabilities, check_batch, entity_norms, first_named, hydrate, named_lists, prepare_vectors, scope_token, unit_query,
@@ -58,6 +59,7 @@ _MAX_CANDIDATES = 5000  # the most HNSW candidates asked before an exact scan of
 T = TypeVar("T")
 
 
+@traced_methods("graphmem.store")
 class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin):
     """A Store on a Neo4j 5.26+ server (or cluster, or Aura). See the module docstring."""
 
