@@ -159,11 +159,19 @@ def test_streamable_http_server_binds_each_key_to_its_namespace(backend, tmp_pat
 
         async def keyed() -> None:
             async with server.client(b_key) as b:
-                secret = result(await b.call_tool("remember", {"text": "B's vault code is 7431"}))
+                secret = result(await b.call_tool("remember", {"text": "B's vault code is 7431", "subject": "vault"}))
+                b_steps = result(await b.call_tool("add_messages", {"session_id": "bs", "messages": [
+                    {"content": "the vault code is 7431"}]}))
             async with server.client(a_key) as a:
                 await session_walk(a, a_ns)
-                for name, args in [("recall", {"query": "vault code"}), ("history", {"memory_id": secret["id"]}),
-                                   ("forget", {"memory_id": secret["id"]}), ("context", {"query": "vault code"})]:
+                probes = {"recall": {"query": "vault code"}, "context": {"query": "vault code", "session_id": "bs"},
+                          "history": {"memory_id": secret["id"]}, "forget": {"memory_id": b_steps["message_ids"][0]},
+                          "update": {"memory_id": secret["id"], "text": "A was here"},
+                          "search_entities": {"query": "vault"}, "get_procedure": {"procedure_id": secret["id"]},
+                          "stats": {}, "remember": {"text": "A's own note"},
+                          "add_messages": {"session_id": "bs", "messages": [{"content": "A's turn"}]}}
+                assert set(probes) == TOOLS  # every tool, with B's ids and words
+                for name, args in probes.items():
                     r = await a.call_tool(name, args)
                     assert "7431" not in json.dumps([c.model_dump() for c in r.content]), name
                 with pytest.raises(Exception):
@@ -175,8 +183,11 @@ def test_streamable_http_server_binds_each_key_to_its_namespace(backend, tmp_pat
             async with server.client() as anon:
                 r = await anon.call_tool("stats", {})
                 assert r.is_error and "API key" in r.content[0].text
-            async with server.client(b_key) as b:  # B's memory survived A's forget
-                assert result(await b.call_tool("recall", {"query": "vault code"}))[0]["id"] == secret["id"]
+            async with server.client(b_key) as b:  # B's memory and turn survived A's forget and update
+                hits = result(await b.call_tool("recall", {"query": "vault code", "k": 5}))
+                assert {secret["id"], b_steps["message_ids"][0]} <= {h["id"] for h in hits}
+                assert result(await b.call_tool("history", {"memory_id": secret["id"]}))["memory"]["text"] == \
+                    "B's vault code is 7431"
 
         asyncio.run(keyed())
     finally:
