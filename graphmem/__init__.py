@@ -6,7 +6,7 @@
     mem.recall("which language does the user like?")
 """
 
-from .engine import Memory
+from .engine import AsyncMemory, Memory
 from .errors import (
     ConfigurationError,
     ConflictError,
@@ -53,7 +53,7 @@ from .settings import LifecycleSettings, RecallFilter, RecallOptions, ScoreWeigh
 __version__ = "0.1.0"
 
 __all__ = [
-    "ConfigurationError", "ConflictError", "Context", "EmbeddingError", "Edge", "ExtractionError", "EdgeType", "Entity", "EntityIn", "Episode",
+    "AsyncMemory", "ConfigurationError", "ConflictError", "Context", "EmbeddingError", "Edge", "ExtractionError", "EdgeType", "Entity", "EntityIn", "Episode",
     "Explanation", "GraphMemError", "History", "ImportFormatError", "LifecycleAction", "LifecycleSettings",
     "MaintenanceRun", "Memory", "ModelLoadError", "MemoryIn", "MemoryRecord", "Message", "MessageIn", "NamespaceNotFoundError",
     "Neighbourhood", "NotFoundError", "Procedure", "RecallFilter", "RecallOptions",
