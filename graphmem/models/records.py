@@ -158,7 +158,8 @@ class EdgeType(str, Enum):
 class Record(BaseModel):
     """Fields every node shares. ``namespace`` is the tenant: nothing is read without one."""
 
-    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_enum_values=False)
+    model_config = ConfigDict(extra="forbid", validate_assignment=True, use_enum_values=False,
+                              json_schema_serialization_defaults_required=True)
 
     id: str = ""
     namespace: Namespace = "default"
@@ -196,7 +197,7 @@ class SupersededBy(BaseModel):
     when the new value holds (its ``valid_at``) and what holds now (its text), so recall ranks
     the turn lower and context annotates it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
     memory_id: str
     at: UTCDateTime
     text: Text
@@ -235,7 +236,7 @@ class ToolFunction(BaseModel):
     """The function a tool call invokes, as chat APIs send it: ``arguments`` is JSON text (an
     object given instead is written as JSON)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
     name: ShortStr
     arguments: RawText = ""
 
@@ -248,7 +249,7 @@ class ToolFunction(BaseModel):
 class ToolCall(BaseModel):
     """One tool call of an assistant turn (the OpenAI chat message shape)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
     id: ShortStr
     type: Literal["function"] = "function"
     function: ToolFunction
@@ -353,7 +354,7 @@ class Episode(Scorable):
 
 
 class Step(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
     text: Text
 
 
@@ -372,7 +373,7 @@ class Procedure(Scorable):
 class LifecycleAction(BaseModel):
     """One change a maintenance run made (or, in a dry run, would make)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
 
     action: Literal["merge", "expire", "cap", "purge"]
     id: str
@@ -419,7 +420,7 @@ class Edge(BaseModel):
     """A typed, directed edge between two nodes of one namespace. ``key`` tells parallel
     edges of one type apart (a relation's predicate)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
 
     namespace: Namespace = "default"
     source: str
@@ -433,7 +434,7 @@ class Edge(BaseModel):
 class Relation(BaseModel):
     """A relation edge between two entities, derived from a fact."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
 
     namespace: Namespace = "default"
     source_id: str

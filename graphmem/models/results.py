@@ -16,7 +16,7 @@ class ScoreBreakdown(BaseModel):
     """Each factor in 0..1, and the weighted total. ``semantic``, ``keyword`` and ``graph``
     are the signals blended into ``relevance``."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, json_schema_serialization_defaults_required=True)
 
     relevance: float
     importance: float
@@ -34,6 +34,8 @@ class ScoreBreakdown(BaseModel):
 
 
 class ScoredItem(BaseModel):
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
     layer: Literal["memory", "episode", "procedure", "message"]
     item: Item
     score: float
@@ -83,6 +85,8 @@ def embed_text(item: MemoryRecord | Episode | Procedure | Message | Entity) -> s
 
 
 class ContextSection(BaseModel):
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
     name: Literal["soul", "memories", "episodes", "procedures", "recent", "summary"]
     tokens: int
     item_ids: list[str] = Field(default_factory=list)
@@ -90,6 +94,8 @@ class ContextSection(BaseModel):
 
 class Context(BaseModel):
     """A prompt block packed into a token budget."""
+
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
     text: str
     tokens: int
@@ -103,6 +109,8 @@ class Context(BaseModel):
 class History(BaseModel):
     """A memory with what it superseded and what superseded it (oldest first)."""
 
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
     memory: MemoryRecord
     supersedes: list[MemoryRecord]
     superseded_by: list[MemoryRecord]
@@ -110,6 +118,8 @@ class History(BaseModel):
 
 
 class Neighbourhood(BaseModel):
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
     entity: Entity
     entities: list[Entity]
     relations: list[Relation]
@@ -119,6 +129,8 @@ class Neighbourhood(BaseModel):
 
 class Explanation(BaseModel):
     """Why a node is in the state it is in: the rule, its numbers and dates, the edges involved."""
+
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
     id: str
     kind: str

@@ -60,7 +60,7 @@ class ProblemDetails(BaseModel):
 
 def _problem_response(description: str) -> dict[str, Any]:
     return {"description": description,
-            "content": {PROBLEM: {"schema": ProblemDetails.model_json_schema()}}}
+            "content": {PROBLEM: {"schema": {"$ref": "#/components/schemas/ProblemDetails"}}}}
 
 
 PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
@@ -263,5 +263,13 @@ def create_app(memory_factory: Callable[[], Any], keys: KeyStore, *, max_body: i
     app.state.keys = keys
     _install_errors(app)
     app.include_router(router)
+    schema_of = app.openapi
+
+    def openapi() -> dict[str, Any]:  # the problem schema once, referenced by every route's errors
+        schema = schema_of()
+        schema["components"]["schemas"].setdefault("ProblemDetails", ProblemDetails.model_json_schema())
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     app.add_middleware(BodyLimit, limit=max_body)
     return app
