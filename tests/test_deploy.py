@@ -16,7 +16,7 @@ import httpx
 import pytest
 import yaml
 
-from .conftest import BACKENDS, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI
+from .conftest import BACKENDS, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI, wipe_neo4j
 from .test_serve import _free_port, cli
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,6 +74,7 @@ def test_compose_runs_the_api_on_neo4j_on_loopback_only():
 
 @pytest.mark.skipif("neo4j" not in BACKENDS, reason="GRAPHMEM_TEST_BACKENDS excludes neo4j")
 def test_the_compose_command_and_healthcheck_run_outside_docker(neo4j_server, tmp_path):
+    wipe_neo4j()  # other tests bind the database to their 8-d test embedder
     api = service()
     port = str(_free_port())
     env = {**os.environ, **{k: str(v) for k, v in api["environment"].items()}, "GRAPHMEM_NEO4J_URI": NEO4J_TEST_URI,

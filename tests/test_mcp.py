@@ -19,7 +19,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from graphmem import Memory
 
-from .conftest import BACKENDS, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI
+from .conftest import BACKENDS, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI, wipe_neo4j
 from .test_serve import _free_port, cli
 
 TOOLS = {"remember", "recall", "context", "add_messages", "forget", "update", "history", "search_entities",
@@ -30,6 +30,7 @@ def env_for(tmp_path, backend: str = "embedded") -> dict:
     env = {**os.environ, "GRAPHMEM_EXTRACTION": "manual", "GRAPHMEM_PATH": str(tmp_path / "mcp.db"),
            "GRAPHMEM_KEYS_PATH": str(tmp_path / "keys.db")}
     if backend == "neo4j":
+        wipe_neo4j()  # other tests bind the database to their 8-d test embedder
         env.update(GRAPHMEM_BACKEND="neo4j", GRAPHMEM_NEO4J_URI=NEO4J_TEST_URI, GRAPHMEM_NEO4J_PASSWORD=NEO4J_TEST_PASSWORD)
     return env
 

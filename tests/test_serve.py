@@ -16,7 +16,7 @@ import uuid
 import httpx
 import pytest
 
-from .conftest import BACKENDS, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI
+from .conftest import BACKENDS, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI, wipe_neo4j
 
 SECRET = "the vault code is 7431"  # B's; must never reach A
 
@@ -39,6 +39,7 @@ class Live:
         self.env = {**os.environ, "GRAPHMEM_EXTRACTION": "manual", "GRAPHMEM_PATH": str(tmp / "serve.db"),
                     "GRAPHMEM_KEYS_PATH": str(tmp / "keys.db"), "GRAPHMEM_SERVE_MAX_BODY": str(2**20), **env}
         if backend == "neo4j":
+            wipe_neo4j()  # other tests bind the database to their 8-d test embedder
             self.env.update(GRAPHMEM_BACKEND="neo4j", GRAPHMEM_NEO4J_URI=NEO4J_TEST_URI,
                             GRAPHMEM_NEO4J_PASSWORD=NEO4J_TEST_PASSWORD)
         self.port = _free_port()

@@ -11,7 +11,7 @@ from typing import Any, Literal, TypeVar
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import StreamingResponse
+from fastapi.responses import HTMLResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import NamespaceNotFoundError, NotFoundError
@@ -334,6 +334,24 @@ async def import_(request: Request, skip_invalid: bool = False, who: Tenant = De
         raise Problem(400, "Bad request", f"the body is not UTF-8 (byte {exc.start})") from None
     return await run_in_threadpool(memory(request).import_, text.splitlines(), namespace=who.namespace,
                                    skip_invalid=skip_invalid)
+
+
+@router.get("/v1/graph", tags=["graph"])
+def graph(request: Request, entity: str | None = Query(None, max_length=500), limit: int = Query(400, ge=10, le=5000),
+          messages: bool = False, who: Tenant = Depends(tenant)) -> dict[str, Any]:
+    """The namespace as a drawable graph (what /ui and ``graphmem viz`` draw): nodes with their
+    fields and score factors, edges with their types; sampled around ``entity`` when large."""
+    from ..viz import graph_data
+
+    return graph_data(memory(request), who.namespace, entity=entity, limit=limit, messages=messages)
+
+
+@router.get("/ui", tags=["graph"], response_class=HTMLResponse, include_in_schema=False)
+def ui() -> HTMLResponse:
+    """The graph view; it asks for an API key when the server has keys and draws /v1/graph."""
+    from ..viz import render
+
+    return HTMLResponse(render(None, "graph view"))
 
 
 @router.get("/v1/namespace", tags=["admin"])
