@@ -7,11 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
 import sys
-import time
 
-import httpx
 import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
@@ -20,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from graphmem import Memory
 
 from .conftest import BACKENDS, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI, wipe_neo4j
-from .test_serve import _free_port, cli
+from .test_serve import ServerProcess, _free_port, cli
 
 TOOLS = {"remember", "recall", "context", "add_messages", "forget", "update", "history", "search_entities",
          "get_procedure", "stats"}
@@ -104,39 +101,14 @@ def test_stdio_server_with_the_sdk_client(tmp_path):
     asyncio.run(run())
 
 
-class HttpMcp:
+class HttpMcp(ServerProcess):
     def __init__(self, env: dict, tmp_path) -> None:
-        self.env, self.port = env, _free_port()
-        self.url = f"http://127.0.0.1:{self.port}/mcp"
-        self.log = open(tmp_path / "mcp.log", "w+")
-        self.proc = subprocess.Popen([sys.executable, "-m", "graphmem.cli", "-n", "open-ns", "mcp", "-t", "http",
-                                      "--port", str(self.port)], env=env, stdout=self.log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.output()
-            try:
-                httpx.get(f"http://127.0.0.1:{self.port}/", timeout=2)
-                break
-            except httpx.TransportError:
-                time.sleep(0.3)
-        else:
-            pytest.fail("graphmem mcp did not start:\n" + self.output())
-
-    def output(self) -> str:
-        self.log.flush()
-        self.log.seek(0)
-        return self.log.read()
+        super().__init__(env, tmp_path, ["-n", "open-ns", "mcp", "-t", "http"], "/", "mcp")
+        self.url = self.base + "/mcp"
 
     def client(self, key: str | None = None) -> Client:
         http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {key}"} if key else {}, timeout=120)
         return Client(streamable_http_client(self.url, http_client=http), read_timeout_seconds=120)
-
-    def stop(self) -> str:
-        self.proc.terminate()
-        self.proc.wait(30)
-        text = self.output()
-        self.log.close()
-        return text
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

@@ -34,38 +34,30 @@ def cli(env: dict, *args: str, check: bool = True) -> subprocess.CompletedProces
     return done
 
 
-class Live:
-    def __init__(self, backend: str, tmp, **env: str) -> None:
-        self.env = {**os.environ, "GRAPHMEM_EXTRACTION": "manual", "GRAPHMEM_PATH": str(tmp / "serve.db"),
-                    "GRAPHMEM_KEYS_PATH": str(tmp / "keys.db"), "GRAPHMEM_SERVE_MAX_BODY": str(2**20), **env}
-        if backend == "neo4j":
-            wipe_neo4j()  # other tests bind the database to their 8-d test embedder
-            self.env.update(GRAPHMEM_BACKEND="neo4j", GRAPHMEM_NEO4J_URI=NEO4J_TEST_URI,
-                            GRAPHMEM_NEO4J_PASSWORD=NEO4J_TEST_PASSWORD)
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = open(tmp / "serve.log", "w+")
-        self.proc = subprocess.Popen([sys.executable, "-m", "graphmem.cli", "serve", "--port", str(self.port),
-                                      "--log-level", "warning"], env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+class ServerProcess:
+    """``graphmem <args>`` as a server process on a free loopback port, its output in a log file;
+    ready once a GET of ``path`` answers at all."""
+
+    def __init__(self, env: dict, tmp, args: list[str], path: str, name: str) -> None:
+        self.env, self.port = env, _free_port()
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.log = open(tmp / f"{name}.log", "w+")
+        self.proc = subprocess.Popen([sys.executable, "-m", "graphmem.cli", *args, "--port", str(self.port)],
+                                     env=env, stdout=self.log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             assert self.proc.poll() is None, self.output()
             try:
-                if httpx.get(self.url + "/health", timeout=2).status_code == 200:
-                    break
+                httpx.get(self.base + path, timeout=2)
+                return
             except httpx.TransportError:
                 time.sleep(0.3)
-        else:
-            pytest.fail("graphmem serve did not start:\n" + self.output())
-        self.ns = "t" + uuid.uuid4().hex[:8]  # this run's namespaces (Neo4j keeps other tests' data apart too)
+        pytest.fail(f"graphmem {name} did not start:\n" + self.output())
 
     def output(self) -> str:
         self.log.flush()
         self.log.seek(0)
         return self.log.read()
-
-    def client(self, key: str | None = None) -> httpx.Client:
-        return httpx.Client(base_url=self.url, timeout=120, headers={"Authorization": f"Bearer {key}"} if key else {})
 
     def stop(self) -> str:
         self.proc.terminate()
@@ -73,6 +65,22 @@ class Live:
         text = self.output()
         self.log.close()
         return text
+
+
+class Live(ServerProcess):
+    def __init__(self, backend: str, tmp, **env: str) -> None:
+        env = {**os.environ, "GRAPHMEM_EXTRACTION": "manual", "GRAPHMEM_PATH": str(tmp / "serve.db"),
+               "GRAPHMEM_KEYS_PATH": str(tmp / "keys.db"), "GRAPHMEM_SERVE_MAX_BODY": str(2**20), **env}
+        if backend == "neo4j":
+            wipe_neo4j()  # other tests bind the database to their 8-d test embedder
+            env.update(GRAPHMEM_BACKEND="neo4j", GRAPHMEM_NEO4J_URI=NEO4J_TEST_URI,
+                       GRAPHMEM_NEO4J_PASSWORD=NEO4J_TEST_PASSWORD)
+        super().__init__(env, tmp, ["serve", "--log-level", "warning"], "/health", "serve")
+        self.url = self.base
+        self.ns = "t" + uuid.uuid4().hex[:8]  # this run's namespaces (Neo4j keeps other tests' data apart too)
+
+    def client(self, key: str | None = None) -> httpx.Client:
+        return httpx.Client(base_url=self.url, timeout=120, headers={"Authorization": f"Bearer {key}"} if key else {})
 
 
 @pytest.fixture(scope="module", params=BACKENDS)

@@ -22,6 +22,28 @@ def key_store():
     return KeyStore(s.keys_path or db.with_name(f"{db.stem}.keys.db"))
 
 
+def _uvicorn():
+    """uvicorn, and the serve extra behind it, or a clear error naming the extra."""
+    import importlib
+
+    try:
+        for name in ("fastapi", "mcp", "uvicorn"):
+            module = importlib.import_module(name)
+    except ImportError as exc:
+        raise ConfigurationError(f"this command needs the serve extra ({exc.name} is missing): "
+                                 "pip install 'graphmem[serve]'") from None
+    return module
+
+
+def guarded_host(host: str, keys) -> None:
+    """An open server (no API keys) listens on loopback only."""
+    from ..serve.app import LOOPBACK
+
+    if host not in LOOPBACK and not keys.any():
+        raise ConfigurationError(f"refusing to listen on {host} without API keys: create one with "
+                                 "`graphmem keys create --namespace NS` (an open server is for loopback only)")
+
+
 @app.command()
 @handles_errors
 def serve(
@@ -31,20 +53,12 @@ def serve(
 ) -> None:
     """Serve the REST API (OpenAPI at /openapi.json, docs at /docs). With no API keys it runs
     open, on loopback only; with keys every request needs one and acts in its namespace."""
-    try:
-        import uvicorn
-
-        from ..serve.app import LOOPBACK, create_app
-    except ImportError as exc:
-        raise ConfigurationError(f"graphmem serve needs the serve extra ({exc.name} is missing): "
-                                 "pip install 'graphmem[serve]'") from None
+    uvicorn = _uvicorn()
     from ..engine import Memory
+    from ..serve.app import create_app
 
-    conf = settings()
-    keys = key_store()
-    if host not in LOOPBACK and not keys.any():
-        raise ConfigurationError(f"refusing to listen on {host} without API keys: create one with "
-                                 "`graphmem keys create --namespace NS` (an open server is for loopback only)")
+    conf, keys = settings(), key_store()
+    guarded_host(host, keys)
     server = create_app(lambda: Memory(state.db, settings=conf), keys, max_body=conf.serve_max_body)
     mode = "API keys required" if keys.any() else "open (no API keys; loopback only)"
     out.print(f"graphmem serve: http://{host}:{port} ({mode}; store {conf.backend}; keys {keys.path})", highlight=False)
@@ -64,21 +78,13 @@ def mcp(
     The namespace is the global --namespace, or over HTTP the API key's."""
     if transport not in ("stdio", "http"):
         raise ConfigurationError(f"--transport must be stdio or http, not {transport!r}")
-    try:
-        import uvicorn
-
-        from ..serve.app import LOOPBACK
-        from ..serve.mcp import build
-    except ImportError as exc:
-        raise ConfigurationError(f"graphmem mcp needs the serve extra ({exc.name} is missing): "
-                                 "pip install 'graphmem[serve]'") from None
+    uvicorn = _uvicorn()
     from ..engine import Memory
+    from ..serve.mcp import build
 
-    conf = settings()
-    keys = key_store()
-    if transport == "http" and host not in LOOPBACK and not keys.any():
-        raise ConfigurationError(f"refusing to listen on {host} without API keys: create one with "
-                                 "`graphmem keys create --namespace NS` (an open server is for loopback only)")
+    conf, keys = settings(), key_store()
+    if transport == "http":
+        guarded_host(host, keys)
     with Memory(state.db, settings=conf) as memory:
         server = build(memory, state.namespace, keys)
         if transport == "stdio":
