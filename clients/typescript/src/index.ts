@@ -220,6 +220,13 @@ export class GraphMem {
   }
   getProcedure(id: string): Promise<Procedure> { return this.#json("GET", `/v1/procedures/${this.#id(id)}`); }
 
+  /** The namespace as a drawable graph (what `graphmem viz` and /ui draw), sampled around `entity` when large. */
+  graph(options: { entity?: string; limit?: number; messages?: boolean } = {}): Promise<{
+    namespace: string; nodes: Record<string, unknown>[]; edges: Record<string, unknown>[]; total: number; note: string | null;
+  }> {
+    return this.#json("GET", "/v1/graph", options);
+  }
+
   // extraction, stats, export and import --------------------------------------------------------
   extractionStatus(): Promise<Record<string, unknown>> { return this.#json("GET", "/v1/extraction"); }
   /** Run the namespace's queued windows through the model now (can take a while). */

@@ -76,6 +76,8 @@ test("entities, episodes, procedures", async () => {
   assert.deepEqual((await open.getProcedure(proc.id)).steps.map((s) => s.text), ["heat water to 90C", "steep 3 minutes"]);
   assert.deepEqual((await collect(open.procedures())).map((p) => p.id), [proc.id]);
   await assert.rejects(open.getEpisode(proc.id), NotFoundError); // a procedure is not an episode
+  const graph = await open.graph({ entity: "Ana" });
+  assert.ok(graph.nodes.some((n) => n.id === ana.id) && graph.edges.length > 0);
 });
 
 test("extraction status and flush, stats, export and import", async () => {
