@@ -314,7 +314,8 @@ def run_conflicts(mem: Memory, recordings: CostedRecordings, data: dict) -> dict
     out: dict[str, tuple[ConflictScore, Cost]] = defaultdict(lambda: (ConflictScore(), Cost()))
     for case in data["cases"]:
         person = data["people"][case["person"]]
-        score, cost = out[person["lang"] + (" held out" if case.get("heldout") else "")]
+        batch = case.get("heldout")
+        score, cost = out[person["lang"] + ("" if not batch else " held out" if batch is True else f" held out {batch}")]
         ns = f"c-{case['id']}"
         ingest(mem, recordings, ns, "base", person["base"], T0, None)
         base = mem.list("memory", namespace=ns, limit=1000)
