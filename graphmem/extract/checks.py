@@ -54,11 +54,14 @@ SENTIMENT = frozenset({"likes", "loves", "enjoys", "prefers", "dislikes", "hates
 RELATIONSHIP = frozenset({"dating", "dates", "married_to", "engaged_to", "divorced_from", "partner", "partner_of",
                           "boyfriend", "girlfriend", "husband", "wife", "spouse", "ex", "ex_partner"})
 
+# cues that a value was left behind ("sold", "搬出"), and the wider set that a value changed
+_LEFT_EN = r"left|leav(e|es|ing)|quit|sold|mov(ed|ing) (out|away)|gave up|stop(s|ped|ping)?|no longer|used to|formerly"
+_LEFT_ZH = "离开|搬出|卖了|不再|戒了|辞职|离职|不去|以前"
+_LEFT = re.compile(rf"\b({_LEFT_EN})\b|{_LEFT_ZH}", re.IGNORECASE)
 _CHANGE_CUES = re.compile(
-    r"\b(switch(ed|ing)?|chang(e|ed|ing)|mov(ed|ing) (out|away|to|from)|relocat(ed|ing)|left|leav(e|es|ing)|quit|sold|replac(ed|ing)|"
-    r"stop(s|ped|ping)?|no longer|not any ?more|instead|gone|used to|formerly|gave up|rewr(ote|itten)|dropp?(ed)?|"
-    r"broke up|divorced|any ?more|trad(e|es|ed|ing) in)\b|"
-    r"改成|改喝|改上|改到|改用|换成|换了|换到|换工作|不再|离开|搬出|搬到|调到|卖了|戒了|不去|不用|别喝|辞职|离职|跳槽|以前|原来|分手",
+    rf"\b({_LEFT_EN}|switch(ed|ing)?|chang(e|ed|ing)|mov(ed|ing) (to|from)|relocat(ed|ing)|replac(ed|ing)|"
+    r"not any ?more|instead|gone|rewr(ote|itten)|dropp?(ed)?|broke up|divorced|any ?more|trad(e|es|ed|ing) in)\b|"
+    rf"{_LEFT_ZH}|改成|改喝|改上|改到|改用|换成|换了|换到|换工作|搬到|调到|不用|别喝|跳槽|原来|分手",
     re.IGNORECASE,
 )
 
@@ -79,8 +82,8 @@ def same_relation(a: str | None, b: str | None) -> bool:
         return False
     if a == b:
         return True
-    return (predicate_family(a) == predicate_family(b) == "sentiment"
-            and (a in NEGATIVE or a.split("_")[0] in NEGATIVE) == (b in NEGATIVE or b.split("_")[0] in NEGATIVE))
+    negative = [p in NEGATIVE or p.split("_")[0] in NEGATIVE for p in (a, b)]
+    return predicate_family(a) == predicate_family(b) == "sentiment" and negative[0] == negative[1]
 
 
 def predicate_family(predicate: str | None) -> str | None:
@@ -129,7 +132,7 @@ def grounded(subject: str | None, obj: str | None, text: str, msgs: Sequence[Mes
             return f"subject {subject!r} is not in the window"
     words = sorted(set(keywords(text)) - set(keywords(subject or "")))
     if obj and _occurs(keywords(obj), window_kw, window_text) < 0.5 and (
-            _HAN_RUN.search(obj) or not _HAN_RUN.search(text) or _occurs(words, window_kw, window_text) < 0.5):
+            HAN_RUN.search(obj) or not HAN_RUN.search(text) or _occurs(words, window_kw, window_text) < 0.5):
         # a Chinese fact's object written as an English label ('lactose_intolerance', 'none')
         # stands when the fact's own words are the window's
         return f"object {obj!r} not in the window"
@@ -138,7 +141,7 @@ def grounded(subject: str | None, obj: str | None, text: str, msgs: Sequence[Mes
     return None
 
 
-_HAN_RUN = re.compile(r"[\u3400-\u9fff]+")
+HAN_RUN = re.compile(r"[\u3400-\u9fff]+")
 _CLAUSES = re.compile(r"[,;:.!?，。；：！？]")
 
 
@@ -185,13 +188,13 @@ def _change_clauses(turns: Sequence[Message], keeping: bool) -> frozenset[str]:
 
 def terms_of(text: str) -> frozenset[str]:
     """A text's key words and its runs of Chinese text, for ``names_most``."""
-    return frozenset(keywords(text)) | frozenset(_HAN_RUN.findall(text))
+    return frozenset(keywords(text)) | frozenset(HAN_RUN.findall(text))
 
 
 def _named(k: str, terms: frozenset[str]) -> bool:
     """A key word among ``terms``; a Chinese one may also sit inside a run of Chinese text
     (segmentation differs between a phrase and its sentence)."""
-    return k in terms or (_HAN_RUN.fullmatch(k) is not None and any(k in t for t in terms))
+    return k in terms or (HAN_RUN.fullmatch(k) is not None and any(k in t for t in terms))
 
 
 def names_most(value: set[str], terms: frozenset[str]) -> bool:
@@ -232,10 +235,6 @@ def is_vague(value: str | None) -> bool:
 def change_words(text: str) -> set[str]:
     """The key words of a text's change cues ("left", "switched from", "不再")."""
     return {k for m in _CHANGE_CUES.finditer(text) for k in terms_of(m.group(0))}
-
-
-_LEFT = re.compile(r"\b(left|leav(e|es|ing)|quit|sold|mov(ed|ing) (out|away)|gave up|stop(s|ped|ping)?|no longer|"
-                   r"used to|formerly)\b|离开|搬出|卖了|不再|戒了|辞职|离职|不去|以前", re.IGNORECASE)
 
 
 def says_it_left(text: str) -> bool:

@@ -18,7 +18,7 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, System
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
-from ..engine import Memory
+from ..engine import Memory, list_all
 from ..errors import NotFoundError
 
 
@@ -59,11 +59,8 @@ class GraphMemChatMessageHistory(BaseChatMessageHistory):
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
-        out: list[Any] = []
         try:
-            while page := self.memory.list("message", session_id=self.session_id, namespace=self.namespace,
-                                           limit=10_000, offset=len(out)):
-                out += page
+            out = list_all(self.memory, "message", namespace=self.namespace, session_id=self.session_id)
         except NotFoundError:
             return []
         out.sort(key=lambda m: m.seq)

@@ -24,7 +24,7 @@ from langgraph.store.base import (BaseStore, GetOp, Item, ListNamespacesOp, Op, 
                                   get_text_at_path)
 from langgraph.store.memory import _compare_values, _does_match
 
-from ..engine import Memory
+from ..engine import Memory, list_all
 from ..errors import NotFoundError
 
 CATEGORY = "langgraph"
@@ -102,13 +102,10 @@ class GraphMemStore(BaseStore):
 
     def _all(self) -> list[Any]:
         """Every item, page by page (a listing without a query scans the store's items)."""
-        out: list[Any] = []
         try:
-            while page := self.memory.list("memory", category=CATEGORY, namespace=self.namespace, limit=10_000,
-                                           offset=len(out)):
-                out += page
+            out = list_all(self.memory, "memory", namespace=self.namespace, category=CATEGORY)
         except NotFoundError:
-            pass
+            return []
         return [r for r in out if CATEGORY in r.metadata]
 
     def _matches(self, item: Item, op: SearchOp) -> bool:

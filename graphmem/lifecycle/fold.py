@@ -9,7 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ..extract.checks import adds_a_value, grounded, kept_terms, replaced_terms, resolve_subject, speaker_of, unconfirmed_assistant_words
+from ..extract.checks import (adds_a_value, grounded, kept_terms, replaced_terms, resolve_subject, speaker_of,
+                              unconfirmed_assistant_words)
 from ..extract.extractors import copies_an_example
 from ..extract.schema import ExtractedMemory, Extraction
 from ..models import Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, Node, Session, Status, utcnow
@@ -113,19 +114,19 @@ class WindowFolder:
             plan.append((inp, d))
             pool.append((fact_of(f"new:{len(pool)}", inp.text, inp.subject, inp.predicate, inp.object), vec))
         admitted = [m for m, _ in admitted]
+        retiring = {d.target for _, _, d in carried}  # superseded by a successor already
         stale: set[str] = set()  # merged into, but the window says their value changed
         for inp, vec, changed, adds, near in zip(inputs, vecs, replaces, additive, stored):
-            similar = [(f, c) for f, c in near if f.id not in {d.target for _, _, d in carried}]
-            similar += [(f, float(v @ vec)) for f, v in pool]
-            similar.sort(key=lambda fc: -fc[1])
+            stored_near = [(f, c) for f, c in near if f.id not in retiring]
+            similar = sorted(stored_near + [(f, float(v @ vec)) for f, v in pool], key=lambda fc: -fc[1])
             fact = fact_of("", inp.text, inp.subject, inp.predicate, inp.object)
-            if states_a_replaced_value(fact, [o for o, _ in similar if not o.id.startswith("new:")], changed):
+            if states_a_replaced_value(fact, [o for o, _ in stored_near], changed):
                 out.report["dropped"].append({"text": inp.text, "why": "states a value its turn says was replaced"})
                 continue
             d = decide(fact, similar, changed, adds)
             if d.action == "supersede" and d.target.startswith("new:"):
                 # a value this window states is not replaced by it; what it replaces is stored
-                d = decide(fact, [(o, c) for o, c in similar if not o.id.startswith("new:")], changed, adds)
+                d = decide(fact, sorted(stored_near, key=lambda fc: -fc[1]), changed, adds)
             if d.action == "merge" and any(o.id == d.target and says_again_what_changed(fact, o, changed)
                                            for o, _ in similar):
                 stale.add(d.target)
@@ -219,11 +220,9 @@ class WindowFolder:
                  for old, cos in near if cos >= SPECIFIC_TOPIC_COS]
         if not pairs:
             return []
-        tagged = self.parts.tagger.tag_many(list(dict.fromkeys([inputs[i].text for i, _ in pairs]
-                                                               + [old.text for _, old in pairs])))
-        places = {}
-        for text, tags in zip(dict.fromkeys([inputs[i].text for i, _ in pairs] + [old.text for _, old in pairs]), tagged):
-            places[text] = [t.name for t in tags if t.type == "place"]
+        texts = list(dict.fromkeys([inputs[i].text for i, _ in pairs] + [old.text for _, old in pairs]))
+        places = {text: [t.name for t in tags if t.type == "place"]
+                  for text, tags in zip(texts, self.parts.tagger.tag_many(texts))}
         out: list[tuple[MemoryIn, Decision]] = []
         done: set[str] = set()
         for i, old in pairs:

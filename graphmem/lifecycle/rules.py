@@ -43,7 +43,7 @@ from typing import Any, Literal
 from ..models import SOURCE_CONFIDENCE, MemoryIn, MemoryRecord, Status
 from ..retrieve.scoring import frequency, recency
 from ..settings import LifecycleSettings, RecallOptions
-from ..extract.checks import (MULTI_VALUED, change_words, is_vague, names_most, predicate_family,
+from ..extract.checks import (HAN_RUN, MULTI_VALUED, change_words, is_vague, names_most, predicate_family,
                               same_relation, says_it_left)
 from ..extract.schema import normalise_predicate
 from ..text import keywords, normalise_name
@@ -184,7 +184,7 @@ def says_again_what_changed(candidate: Fact, old: Fact, replaces: frozenset[str]
 
 _MOVE = re.compile(r"\b(relocat\w*|mov(e|ed|es|ing)|transferr\w*)\b|调到|调去|搬到|搬去|搬家", re.IGNORECASE)
 _SITES = frozenset({"lives_in", "works_at"})
-_HAN = re.compile(r"[\u3400-\u9fff]+")
+_COMPARES = re.compile(r"\b(over|than|instead of|rather than|versus|vs)\b|而不是|比|不如", re.IGNORECASE)
 
 
 def carried_over(candidate: Fact, old: Fact, replaces: frozenset[str], kept: frozenset[str],
@@ -214,9 +214,6 @@ def carried_over(candidate: Fact, old: Fact, replaces: frozenset[str], kept: fro
         if old.keywords - subject - set(keywords(was)) - candidate.keywords:
             return swap
     return None
-
-
-_COMPARES = re.compile(r"\b(over|than|instead of|rather than|versus|vs)\b|而不是|比|不如", re.IGNORECASE)
 
 
 # attributes held one at a time: a memory that names the value replaced in one of them
@@ -266,11 +263,11 @@ def _place_swap(candidate: Fact, old: Fact, candidate_places: Sequence[str],
 
 def _head_swap(value: str, text: str) -> tuple[str, str] | None:
     """A value of the same head in ``text``: 白班 finds 夜班, "day shifts" finds "night shifts"."""
-    if _HAN.fullmatch(value) and len(value) == 2:  # the end of a word of the text: 夜班 in 上夜班, not 叫团 in 叫团子
-        found = {w[-2:] for w in segment(text) if len(w) >= 2 and w[-1] == value[-1] and _HAN.fullmatch(w[-2:])}
+    if HAN_RUN.fullmatch(value) and len(value) == 2:  # the end of a word of the text: 夜班 in 上夜班, not 叫团 in 叫团子
+        found = {w[-2:] for w in segment(text) if len(w) >= 2 and w[-1] == value[-1] and HAN_RUN.fullmatch(w[-2:])}
     else:
         words = value.split()
-        if len(words) < 2 or _HAN.search(value):
+        if len(words) < 2 or HAN_RUN.search(value):
             return None
         pattern = re.compile(rf"\b(?:\w+\s+){{{len(words) - 1}}}{re.escape(words[-1].rstrip('s'))}s?\b", re.IGNORECASE)
         found = {m.group(0) for m in pattern.finditer(text)}

@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ..errors import (ConfigurationError, ConflictError, EmbeddingError, ExtractionError, GraphMemError, NotFoundError,
                       StoreError, ValidationError)
 from ..models.records import NAMESPACE_PATTERN
-from .keys import KeyStore
+from .keys import KeyStore, token_of
 
 log = logging.getLogger("graphmem.serve")
 T = TypeVar("T")
@@ -185,13 +185,6 @@ class _TooLarge(Exception):
 
 
 # who is asking -----------------------------------------------------------------------------
-def _token(request: Request) -> str | None:
-    auth = request.headers.get("authorization", "")
-    if auth[:7].lower() == "bearer ":
-        return auth[7:].strip() or None
-    return request.headers.get("x-api-key") or None
-
-
 def tenant(request: Request, namespace: str | None = Query(
         None, pattern=NAMESPACE_PATTERN, description="the namespace to act in: only on an open loopback server; with a key it must be the "
                           "key's own or left out")) -> Tenant:
@@ -199,7 +192,7 @@ def tenant(request: Request, namespace: str | None = Query(
     Bearer <key>`` or ``X-API-Key``) and acts in its namespace; naming another is 403 whatever
     the id or body says. With no keys (loopback only), the ``namespace`` parameter chooses."""
     keys: KeyStore = request.app.state.keys
-    token = _token(request)
+    token = token_of(request.headers)
     if not keys.any():
         if token:
             raise Problem(401, "Unauthorized", "no API keys are configured on this server",

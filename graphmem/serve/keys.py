@@ -10,6 +10,7 @@ import hmac
 import re
 import secrets
 import sqlite3
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -92,6 +93,14 @@ class KeyStore:
         if row is None or row[5] is not None or not hmac.compare_digest(row[6], _hash(token)):
             return None
         return _key(row[:6])
+
+
+def token_of(headers: Mapping[str, str]) -> str | None:
+    """The API key a request carries: ``Authorization: Bearer <key>``, else ``X-API-Key``."""
+    auth = headers.get("authorization", "")
+    if auth[:7].lower() == "bearer ":
+        return auth[7:].strip() or None
+    return headers.get("x-api-key") or None
 
 
 def _hash(token: str) -> str:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import GraphMemError, ValidationError
 from ..models import MessageIn
-from .keys import KeyStore
+from .keys import KeyStore, token_of
 
 INSTRUCTIONS = """graphmem is this agent's long-term memory of its users: facts and preferences (memories),
 summaries of past conversations (episodes) and learned workflows (procedures), in a graph.
@@ -42,8 +42,7 @@ class Namespaces:
         headers = ctx.headers if ctx is not None else None
         if headers is None or self.keys is None or not self.keys.any():
             return self.namespace  # stdio, or an open loopback HTTP server: the configured namespace
-        auth = headers.get("authorization", "")
-        token = auth[7:].strip() if auth[:7].lower() == "bearer " else headers.get("x-api-key", "")
+        token = token_of(headers)
         key = self.keys.verify(token) if token else None
         if key is None:
             raise ValidationError("a valid graphmem API key is required (Authorization: Bearer <key>)")

@@ -36,6 +36,13 @@ def or_empty(call: Callable[[], T], empty: T) -> T:
         return empty
 
 
+def listing(request: Request, who: Tenant, kind: str, limit: int, cursor: str | None, **filters: Any) -> Page[Any]:
+    """One cursor page of ``Memory.list(kind, **filters)`` in the tenant's namespace."""
+    mem = memory(request)
+    return paged(lambda n, o: or_empty(lambda: mem.list(kind, limit=n, offset=o, namespace=who.namespace, **filters), []),
+                 limit, cursor, filters)
+
+
 def of_kind(node: Any, kind: str, record_id: str) -> Any:
     if node.kind != kind:
         raise NotFoundError(f"{record_id!r} is a {node.kind}, not a {kind}")
@@ -110,9 +117,7 @@ def add_messages(session_id: str, body: Append, request: Request, who: Tenant = 
 @router.get("/v1/sessions/{session_id}/messages", tags=["sessions"])
 def list_messages(session_id: str, request: Request, limit: int = Limit, cursor: str | None = Cursor,
                   who: Tenant = Depends(tenant)) -> Page[Message]:
-    mem = memory(request)
-    return paged(lambda n, o: or_empty(lambda: mem.list("message", session_id=session_id, limit=n, offset=o,
-                                                        namespace=who.namespace), []), limit, cursor, {"s": session_id})
+    return listing(request, who, "message", limit, cursor, session_id=session_id)
 
 
 # memories ----------------------------------------------------------------------------------
@@ -127,11 +132,8 @@ def list_memories(request: Request, status: Literal["active", "superseded", "arc
                   entity: str | None = None, category: str | None = None, session_id: str | None = None,
                   since: datetime | None = None, until: datetime | None = None, limit: int = Limit,
                   cursor: str | None = Cursor, who: Tenant = Depends(tenant)) -> Page[MemoryRecord]:
-    mem = memory(request)
-    filters = {"status": status, "entity": entity, "category": category, "session_id": session_id, "since": since,
-               "until": until}
-    return paged(lambda n, o: or_empty(lambda: mem.list("memory", limit=n, offset=o, namespace=who.namespace,
-                                                        **filters), []), limit, cursor, filters)
+    return listing(request, who, "memory", limit, cursor, status=status, entity=entity, category=category,
+                   session_id=session_id, since=since, until=until)
 
 
 @router.get("/v1/memories/{memory_id}", tags=["memories"])
@@ -231,9 +233,7 @@ def neighbourhood(entity: str, request: Request, depth: int = Query(1, ge=1, le=
 @router.get("/v1/episodes", tags=["graph"])
 def list_episodes(request: Request, session_id: str | None = None, limit: int = Limit, cursor: str | None = Cursor,
                   who: Tenant = Depends(tenant)) -> Page[Episode]:
-    mem = memory(request)
-    return paged(lambda n, o: or_empty(lambda: mem.list("episode", session_id=session_id, limit=n, offset=o,
-                                                        namespace=who.namespace), []), limit, cursor, {"s": session_id})
+    return listing(request, who, "episode", limit, cursor, session_id=session_id)
 
 
 class EpisodeIn(BaseModel):
@@ -272,9 +272,7 @@ def add_procedure(body: ProcedureIn, request: Request, who: Tenant = Depends(wri
 @router.get("/v1/procedures", tags=["graph"])
 def list_procedures(request: Request, limit: int = Limit, cursor: str | None = Cursor,
                     who: Tenant = Depends(tenant)) -> Page[Procedure]:
-    mem = memory(request)
-    return paged(lambda n, o: or_empty(lambda: mem.list("procedure", limit=n, offset=o, namespace=who.namespace), []),
-                 limit, cursor, {})
+    return listing(request, who, "procedure", limit, cursor)
 
 
 @router.get("/v1/procedures/{procedure_id}", tags=["graph"])

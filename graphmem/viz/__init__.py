@@ -5,6 +5,7 @@ nothing is fetched when the page is viewed). ``graphmem viz`` writes the page wi
 
 from __future__ import annotations
 
+import functools
 import json
 from importlib.resources import files
 from typing import Any
@@ -59,6 +60,7 @@ _BODY = """
 """
 
 
+@functools.cache  # /ui renders the page on every request: d3 is read from the package once
 def _static(name: str) -> str:
     return files("graphmem.viz").joinpath("static", name).read_text(encoding="utf-8")
 

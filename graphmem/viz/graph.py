@@ -10,20 +10,12 @@ from collections import Counter
 from datetime import datetime, timezone
 from typing import Any
 
+from ..engine.listing import list_all
 from ..errors import NotFoundError
 from ..models import EdgeType, MemoryRecord, Node, Procedure
 from ..retrieve.scoring import frequency, recency
 
 KINDS = ("entity", "memory", "episode", "procedure")  # sessions and their turns when turns are asked for
-_PAGE = 10_000
-
-
-def _all(mem: Any, kind: str, namespace: str, cap: int) -> list[Node]:
-    out: list[Node] = []
-    while len(out) < cap and (page := mem.list(kind, namespace=namespace, limit=min(_PAGE, cap - len(out)),
-                                               offset=len(out))):
-        out += page
-    return out
 
 
 def _label(n: Node) -> str:
@@ -49,12 +41,12 @@ def graph_data(mem: Any, namespace: str = "default", *, entity: str | None = Non
     """``{"namespace", "nodes", "edges", "total", "note"}`` for the viewer."""
     now = datetime.now(timezone.utc)
     try:
-        pool = {k: _all(mem, k, namespace, 50_000) for k in KINDS}
+        pool = {k: list_all(mem, k, namespace=namespace, cap=50_000) for k in KINDS}
     except NotFoundError:
         return {"namespace": namespace, "nodes": [], "edges": [], "total": 0, "note": "nothing written here yet"}
     if messages:
-        pool["session"] = _all(mem, "session", namespace, 50_000)
-        pool["message"] = _all(mem, "message", namespace, 50_000)
+        pool["session"] = list_all(mem, "session", namespace=namespace, cap=50_000)
+        pool["message"] = list_all(mem, "message", namespace=namespace, cap=50_000)
     every = {n.id: n for nodes in pool.values() for n in nodes}
     edges = [e for e in mem.store.edges(namespace, list(every)) if e.target in every]
     chosen, note = _sample(mem, namespace, every, edges, entity, limit)
