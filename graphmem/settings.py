@@ -88,7 +88,8 @@ class RecallFilter(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    layers: tuple[Literal["memory", "episode", "procedure", "message"], ...] = ("memory", "episode", "procedure", "message")
+    layers: tuple[Literal["memory", "episode", "procedure", "message", "trace"], ...] = Field(
+        ("memory", "episode", "procedure", "message"), description="trace: agent runs, only when asked")
     include_superseded: bool = False
     include_archived: bool = False
     session_id: str | None = Field(None, description="only this session's raw messages (other layers unaffected)")
@@ -135,6 +136,21 @@ class LifecycleSettings(BaseModel):
     reembed_batch: int = Field(512, ge=1, description="texts embedded per batch when re-embedding")
 
 
+class ProcedureSettings(BaseModel):
+    """When two workflows are one, and when agent runs become a procedure. Cosines are of the
+    configured embedder (calibrated on the default, USE: "run migrations" / "run the database
+    migrations" 0.75, "release the app" / "deploy the backend" 0.47). Frozen."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    task_match: float = Field(0.75, gt=0, le=1, description="two tasks are one task at this cosine or above")
+    step_match: float = Field(0.7, gt=0, le=1, description="two steps are one step at this cosine or above")
+    resemble: float = Field(0.6, gt=0, le=1, description="two step sequences resemble each other when this share "
+                            "of their steps align in order (2 x aligned / (steps of one + steps of the other))")
+    learn_after: int = Field(2, ge=1, description="successful runs of one task with resembling steps before they "
+                             "become a procedure")
+
+
 class Settings(BaseSettings):
     """All of graphmem's configuration. Environment variables use the ``GRAPHMEM_`` prefix,
     nested values use ``__`` (``GRAPHMEM_RECALL__GRAPH_DEPTH=1``)."""
@@ -163,6 +179,7 @@ class Settings(BaseSettings):
     embedder: Literal["use", "e5"] = "use"
     recall: RecallOptions = RecallOptions()
     lifecycle: LifecycleSettings = LifecycleSettings()
+    procedures: ProcedureSettings = ProcedureSettings()
     max_batch: int = Field(10_000, ge=1, description="most records accepted in one write call")
     enrichment: Literal["background", "manual"] = Field(
         "background", description="messages written with wait=False: embedded by a background thread, or only on flush()"

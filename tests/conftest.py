@@ -93,6 +93,13 @@ def make_memory(backend: str, tmp_path, **kw) -> Memory:
     return Memory(store=neo4j_store(), **kw)
 
 
+def reopen_memory(backend: str, tmp_path, **kw) -> Memory:
+    """A second Memory on the store ``make_memory`` made for this test (nothing wiped)."""
+    if backend == "embedded":
+        return Memory(tmp_path / "graphmem.db", **kw)
+    return Memory(store=neo4j_store(), **kw)
+
+
 @pytest.fixture(autouse=True)
 def _no_background_extraction(monkeypatch):
     """Tests of the fast path run without the model; extraction tests opt in explicitly."""

@@ -340,13 +340,14 @@ def test_openai_compatible_extractor_retries_transient_errors_with_a_bound():
 
 # the real model --------------------------------------------------------------------------------
 def test_real_default_model_end_to_end(tmp_path):
-    """The default Qwen2.5 GGUF through llama.cpp, one English and one Chinese window."""
+    """The default Qwen2.5 GGUF through llama.cpp: an English window, a Chinese one, and a taught
+    workflow that becomes a procedure with its chain of steps."""
     with Memory(tmp_path / "real.db", settings=Settings(extraction="manual")) as mem:
-        for sid in ("en-profile", "zh-profile"):
+        for sid in ("en-profile", "zh-profile", "procedure"):
             mem.add_messages(sid, session_messages(sid))
         mem.flush()
         status = mem.extraction_status()
-        assert status["done"] == 2 and status["failed"] == 0
+        assert status["done"] == 3 and status["failed"] == 0
         cost = status["this_process"]
         assert cost["model_calls"] >= 2 and cost["output_tokens"] > 0 and cost["prompt_tokens"] > 0
         by_session = {}
@@ -355,7 +356,13 @@ def test_real_default_model_end_to_end(tmp_path):
             by_session.setdefault(rec.source_message_ids[0].rsplit("-", 1)[0], []).append(rec.text)
         assert by_session.get("en-profile") and by_session.get("zh-profile")
         assert any("\u4e00" <= ch <= "\u9fff" for t in by_session["zh-profile"] for ch in t)
-        assert len(mem.list("episode")) == 2
+        assert len(mem.list("episode")) == 3
+        (proc,) = mem.list("procedure")
+        steps = mem.procedure_steps(proc.id)
+        assert len(steps) >= 3 and any("PDF" in s.text for s in steps), steps
+        taught = mem.store.edges("default", [proc.id], types=[EdgeType.PRODUCED], direction="in")
+        assert [e.source for e in taught] == [e.id for e in mem.list("episode", session_id="procedure")]
+        assert mem.recall("what comes after rendering the PDF?", layers=["procedure"])[0].item.id == proc.id
 
 
 # llama-cpp-python's server, loading its model as graphmem does (see amx_safe_loading)

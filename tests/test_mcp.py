@@ -20,7 +20,8 @@ from .conftest import BACKENDS, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI, wipe_neo4j
 from .test_serve import ServerProcess, _free_port, cli
 
 TOOLS = {"remember", "recall", "context", "add_messages", "forget", "update", "history", "search_entities",
-         "get_procedure", "stats"}
+         "get_procedure", "record_outcome", "start_trace", "add_trace_step", "complete_trace", "similar_traces",
+         "stats"}
 
 
 def env_for(tmp_path, backend: str = "embedded") -> dict:
@@ -69,6 +70,19 @@ async def session_walk(client: Client, ns: str) -> None:
     assert any(e["name"] == "Ana" for e in result(await client.call_tool("search_entities", {"query": "Ana"})))
     proc = result(await client.call_tool("get_procedure", {"task": "brew oolong"}))
     assert [s["text"] for s in proc["steps"]] == ["heat water to 90C", "steep for three minutes"]
+    failed = result(await client.call_tool("record_outcome", {"procedure_id": proc["id"], "success": False,
+                                                              "failed_step": "steep"}))
+    assert failed["failure_count"] == 1 and failed["success_count"] == 0
+    run = result(await client.call_tool("start_trace", {"task": "brew a pot of oolong"}))
+    step = result(await client.call_tool("add_trace_step", {"trace_id": run["id"], "action": "heat water",
+                                                            "tool": "kettle", "tool_arguments": {"celsius": 90},
+                                                            "duration_ms": 95}))
+    assert step["order"] == 1
+    done = result(await client.call_tool("complete_trace", {"trace_id": run["id"], "success": True,
+                                                            "outcome": "tea served"}))
+    assert done["success"] is True and done["step_count"] == 1
+    similar = result(await client.call_tool("similar_traces", {"task": "oolong pot"}))
+    assert similar[0]["id"] == run["id"] and similar[0]["outcome"] == "tea served"
     assert result(await client.call_tool("stats", {}))["namespace"] == ns
     assert (await client.read_resource(f"graphmem://{ns}/soul")).contents[0].text == "You are Ana's tea assistant."
     summary = await client.read_resource(f"graphmem://{ns}/sessions/s1/summary")
@@ -135,12 +149,18 @@ def test_streamable_http_server_binds_each_key_to_its_namespace(backend, tmp_pat
                 secret = result(await b.call_tool("remember", {"text": "B's vault code is 7431", "subject": "vault"}))
                 b_steps = result(await b.call_tool("add_messages", {"session_id": "bs", "messages": [
                     {"content": "the vault code is 7431"}]}))
+                b_run = result(await b.call_tool("start_trace", {"task": "open the vault with code 7431"}))
             async with server.client(a_key) as a:
                 await session_walk(a, a_ns)
                 probes = {"recall": {"query": "vault code"}, "context": {"query": "vault code", "session_id": "bs"},
                           "history": {"memory_id": secret["id"]}, "forget": {"memory_id": b_steps["message_ids"][0]},
                           "update": {"memory_id": secret["id"], "text": "A was here"},
                           "search_entities": {"query": "vault"}, "get_procedure": {"procedure_id": secret["id"]},
+                          "record_outcome": {"procedure_id": secret["id"], "success": True},
+                          "start_trace": {"task": "open the vault", "session_id": "bs"},
+                          "add_trace_step": {"trace_id": b_run["id"], "action": "peek"},
+                          "complete_trace": {"trace_id": b_run["id"], "success": True},
+                          "similar_traces": {"task": "open the vault with code"},
                           "stats": {}, "remember": {"text": "A's own note"},
                           "add_messages": {"session_id": "bs", "messages": [{"content": "A's turn"}]}}
                 assert set(probes) == TOOLS  # every tool, with B's ids and words

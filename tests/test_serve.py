@@ -223,7 +223,10 @@ def test_keys_bind_each_request_to_its_tenant(live):
     with live.client() as c:  # B's data, written while the server is still open
         c.post("/v1/sessions/bs/messages", params={"namespace": b_ns}, json={"messages": [SECRET]})
         b_mem = c.post("/v1/memories", params={"namespace": b_ns}, json={"text": SECRET, "subject": "vault"}).json()
-        c.post("/v1/procedures", params={"namespace": b_ns}, json={"task": "open the vault", "steps": ["7431", "turn"]})
+        b_proc = c.post("/v1/procedures", params={"namespace": b_ns},
+                        json={"task": "open the vault", "steps": ["7431", "turn"]}).json()
+        b_run = c.post("/v1/traces", params={"namespace": b_ns}, json={"task": "open the vault with 7431"}).json()
+        b_step = c.post(f"/v1/traces/{b_run['id']}/steps", params={"namespace": b_ns}, json={"action": "dial 7431"}).json()
     a_key = cli(live.env, "keys", "create", "--namespace", a_ns, "--label", "agent A").stdout.split()[-1]
     ro_key = cli(live.env, "keys", "create", "--namespace", a_ns, "--read-only").stdout.split()[-1]
     b_key = cli(live.env, "keys", "create", "--namespace", b_ns).stdout.split()[-1]
@@ -245,19 +248,25 @@ def test_keys_bind_each_request_to_its_tenant(live):
         # every route with A's key and B's ids: refused or empty, never B's data
         spec = a.get("/openapi.json").json()
         ids = {"session_id": "bs", "memory_id": b_mem["id"], "record_id": b_mem["id"], "entity": "vault",
-               "episode_id": b_mem["id"], "procedure_id": b_mem["id"]}
+               "episode_id": b_mem["id"], "procedure_id": b_proc["id"], "trace_id": b_run["id"],
+               "step_id": b_step["id"]}
         bodies = {"/v1/recall": {"query": "vault code"}, "/v1/context": {"query": "vault code"},
                   "/v1/sessions": {"id": "bs"}, "/v1/sessions/{session_id}/messages": {"messages": ["hi"]},
                   "/v1/memories": {"text": "probe"}, "/v1/episodes": {"summary": "probe", "memory_ids": [b_mem["id"]]},
                   "/v1/procedures": {"task": "probe", "steps": ["a", "b"]},
-                  "/v1/memories/{memory_id}": {"text": "overwritten by A"}}
+                  "/v1/memories/{memory_id}": {"text": "overwritten by A"},
+                  "/v1/procedures/{procedure_id}/outcome": {"success": False, "failed_step": 1},
+                  "/v1/traces": {"task": "probe", "session_id": "bs"},
+                  "/v1/traces/{trace_id}/steps": {"action": "peek"}, "/v1/traces/{trace_id}/complete": {"success": True},
+                  "/v1/traces/steps/{step_id}/tool-calls": {"tool": "probe"}}
         probed = 0
         for path, methods in spec["paths"].items():
             for method in methods:
                 if path == "/v1/extraction/flush":
                     continue  # acts on the key's namespace only, and would run the model on A's turns
                 url = re.sub(r"\{(\w+)\}", lambda m: ids[m.group(1)], path)
-                params = {"query": "vault"} if path == "/v1/entities" else {}
+                params = {"/v1/entities": {"query": "vault"}, "/v1/traces/similar": {"task": "open the vault"},
+                          "/v1/procedures/{procedure_id}/next": {"after": "1"}}.get(path, {})
                 r = a.request(method, url, params=params, json=bodies.get(path),
                               content=b"" if path == "/v1/import" else None)
                 probed += 1
@@ -266,6 +275,8 @@ def test_keys_bind_each_request_to_its_tenant(live):
         assert probed >= 30
         assert b.get(f"/v1/memories/{b_mem['id']}").json()["text"] == SECRET  # B's memory untouched
         assert b.get("/v1/sessions/bs").json()["message_count"] == 1
+        assert b.get(f"/v1/traces/{b_run['id']}").json()["trace"]["step_count"] == 1  # B's run untouched
+        assert b.get(f"/v1/procedures/{b_proc['id']}").json()["failure_count"] == 0
         assert SECRET not in a.get("/v1/export").text
 
         used = ro.get(f"/v1/memories/{mine['id']}").json()["access_count"]

@@ -12,5 +12,9 @@ CREATE VECTOR INDEX episode_{vector} IF NOT EXISTS FOR (n:Episode) ON n.{vector}
 OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine'}};
 CREATE VECTOR INDEX procedure_{vector} IF NOT EXISTS FOR (n:Procedure) ON n.{vector}
 OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX step_{vector} IF NOT EXISTS FOR (n:Step) ON n.{vector}
+OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine'}};
+CREATE VECTOR INDEX trace_{vector} IF NOT EXISTS FOR (n:Trace) ON n.{vector}
+OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine'}};
 CREATE VECTOR INDEX entity_{vector} IF NOT EXISTS FOR (n:Entity) ON n.{vector}
 OPTIONS {indexConfig: {`vector.dimensions`: $dim, `vector.similarity_function`: 'cosine'}};

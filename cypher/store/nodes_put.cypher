@@ -5,7 +5,7 @@
 // params:  $namespace (string), $rows (list<{id, props: map, vector: list<float>|null}>),
 //          $prop (string): the live vector property, $shadow (string): the re-embedding's,
 //          $reembedding (bool): a re-embedding runs and this kind carries vectors;
-//          {label}: the kind's label, one of Memory Message Episode Procedure Entity Session MaintenanceRun
+//          {label}: the kind's label, one of cypher.LABELS (Memory, Step, Trace, ToolCall, ...)
 // mode:    write
 UNWIND $rows AS row
 MERGE (n:Record {namespace: $namespace, id: row.id})

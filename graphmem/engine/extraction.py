@@ -249,7 +249,7 @@ class ExtractionWorker(BackgroundWorker):
                 else:
                     failed = list(session.failed_windows)
                 update: dict[str, Any] = {"extracted_upto": max(session.extracted_upto, end), "failed_windows": failed}
-                nodes, vectors, edges = [], [], []
+                nodes, vectors, edges, read = [], [], [], {}
                 if error:
                     update["failed_windows"] = [*failed, (start, end)]
                     update["last_error"] = error[:500]
@@ -257,7 +257,7 @@ class ExtractionWorker(BackgroundWorker):
                     update["windows_skipped"] = session.windows_skipped + 1
                 else:
                     folded = self.folder.fold(namespace, session, msgs, extraction)
-                    nodes, vectors, edges = folded.nodes, folded.vectors, folded.edges
+                    nodes, vectors, edges, read = folded.nodes, folded.vectors, folded.edges, folded.expect
                     update["windows_done"] = session.windows_done + 1
                     update["summary"] = folded.summary
                     update["summary_updated_at"] = utcnow()
@@ -265,7 +265,7 @@ class ExtractionWorker(BackgroundWorker):
                 session = Session.model_validate({**session.model_dump(), **update, "updated_at": utcnow()})
                 dim = self.parts.embedder.dim
                 mat = np.vstack([np.full(dim, np.nan, np.float32) if v is None else v for v in [None, *vectors]])
-                store.put(namespace, [session, *nodes], mat, edges, expect=expect)
+                store.put(namespace, [session, *nodes], mat, edges, expect={**expect, **read})  # a procedure it reinforced too
                 return True
 
         if not retried(write):

@@ -37,6 +37,7 @@ from .enrich import Enricher
 from .guard import guarded, retried, whole
 from .extraction import ExtractionWorker
 from .entities import EntitiesMixin
+from .procedural import ProceduralMixin
 from .sessions import SessionsMixin
 
 log = logging.getLogger(__name__)
@@ -47,7 +48,7 @@ Progress = Callable[[int, int], None]
 
 
 @guarded
-class Memory(SessionsMixin, EntitiesMixin):
+class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
     """graphmem's Python API. ``Memory(path)`` opens (or creates) an embedded store file;
     ``Memory()`` and ``Memory.from_settings()`` use the ``GRAPHMEM_*`` settings (the backend
     included: ``GRAPHMEM_BACKEND=neo4j``); ``store=`` takes any Store. Every method takes
@@ -91,6 +92,7 @@ class Memory(SessionsMixin, EntitiesMixin):
         self._extraction = ExtractionWorker(self._parts, self._builder, extractor)
         self._maintainer = Maintainer(self._parts)
         self._reembedder = Reembedder(self._parts, on_swap=self._use_embedder)
+        self._start_procedural()
 
     @classmethod
     def from_settings(cls, settings: Settings | None = None, **overrides: Any) -> "Memory":
@@ -325,18 +327,6 @@ class Memory(SessionsMixin, EntitiesMixin):
             self.store.put(namespace, [episode, *produced], vectors, edges)
         return episode
 
-    def add_procedure(
-        self, task: str, steps: Sequence[str], *, importance: float = 0.6, confidence: float = 1.0,
-        namespace: str = "default",
-    ) -> Procedure:
-        """Store a learned workflow: the task it serves and its ordered steps."""
-        namespace = checked_namespace(namespace)
-        with self._parts.write_lock, self._op("add_procedure", namespace):
-            proc, vec = self._builder.procedure(namespace, task, steps, utcnow(), importance=importance,
-                                                confidence=confidence)
-            self.store.put(namespace, [proc], vec[None, :])
-        return proc
-
     def forget(self, ids: str | Sequence[str], *, namespace: str = "default", derived: bool = True) -> int:
         """Delete records for good, with their edges, vectors and index entries, the relations a
         forgotten memory stated and the entities nothing links to any more. A session takes its
@@ -491,12 +481,16 @@ class Memory(SessionsMixin, EntitiesMixin):
         k: int = 30,
         options: RecallOptions | None = None,
         query_vector: Sequence[float] | np.ndarray | None = None,
+        layers: Sequence[Layer] | None = None,
     ) -> Context:
         """A prompt block for ``query`` within ``budget`` tokens: soul, memories, episodes,
-        procedures, then the session's recent turns (L0) and its summary (L1)."""
+        procedures (past runs too when ``layers`` names "trace"), then the session's recent turns
+        (L0) and its summary (L1)."""
         budget = whole("budget", self.settings.context_budget if budget is None else budget, 16, 1_000_000)
         t0 = time.perf_counter()
-        recalled = self._recall(query, k=k, namespace=namespace, filter=RecallFilter.DEFAULT, options=options,
+        which = RecallFilter.DEFAULT if layers is None else check(
+            RecallFilter, {**RecallFilter.DEFAULT.model_dump(), "layers": tuple(layers)}, "layers")
+        recalled = self._recall(query, k=k, namespace=namespace, filter=which, options=options,
                                 query_vector=query_vector)
         namespace = checked_namespace(namespace)
         session, recent = None, []
@@ -555,9 +549,11 @@ class Memory(SessionsMixin, EntitiesMixin):
                                 since=since, until=until, mentions=mentions, limit=limit, offset=offset)
 
     def history(self, memory_id: str, *, namespace: str = "default") -> History:
-        """A memory with every version it superseded and every version that superseded it."""
-        namespace = self._existing(namespace)
-        return history(self.store, self._get_memory(namespace, memory_id))
+        """A memory (or a procedure) with every version it superseded and every version that superseded it."""
+        rec = self.get(memory_id, namespace=namespace)
+        if not isinstance(rec, (MemoryRecord, Procedure)):
+            raise NotFoundError(f"{memory_id!r} is a {rec.kind}; history is kept for memories and procedures")
+        return history(self.store, rec)
 
     def neighbourhood(self, entity: str, *, depth: int = 1, namespace: str = "default", limit: int = 50) -> Neighbourhood:
         """An entity, the entities within ``depth`` relation hops, the relations among them

@@ -14,16 +14,13 @@ import numpy as np
 
 from ..errors import NotFoundError
 from ..models import (
-    SOURCE_CONFIDENCE, Edge, EdgeType, Entity, EntityIn, Episode, MemoryIn, MemoryRecord, Message, Node, Procedure,
-    Relation, RelationIn, Status, SupersededBy, embed_text, item_text,
+    SOURCE_CONFIDENCE, Edge, EdgeType, Entity, EntityIn, Episode, MemoryIn, MemoryRecord, Message, Node,
+    Relation, RelationIn, Status, SupersededBy, embed_text,
 )
 from ..store import Store
 from ..text import keywords, normalise_name
 from .parts import Parts, check
 from .traces import relations_carrying
-
-PROCEDURE_MATCH_COS = 0.85  # a workflow this close to a stored one reinforces it
-
 
 class TaggedIn(EntityIn):
     """An entity NER proposed: its type is a guess (the small model types people as places),
@@ -228,29 +225,6 @@ class GraphBuilder:
         if previous:
             edges.append(Edge(namespace=namespace, source=previous, type=EdgeType.NEXT, target=episode.id))
         return episode, edges
-
-    def procedure(self, namespace: str, task: str, steps: Sequence[str], now: datetime, *, importance: float = 0.6,
-                  confidence: float = 0.7, reinforce: bool = False) -> tuple[Procedure, np.ndarray]:
-        """A procedure and its vector. With ``reinforce``, one that matches a stored workflow
-        (cosine >= 0.85) reinforces it (``seen_count`` + 1, the longer step list) instead."""
-        proc = check(Procedure, {
-            "namespace": namespace, "task": task, "steps": [{"text": s} for s in steps], "importance": importance,
-            "confidence": confidence, "created_at": now, "updated_at": now,
-        }, "procedure")
-        text = item_text(proc)
-        vec = self.parts.embedder.embed([text])[0]
-        if reinforce:
-            hit = self.store.vector_search(namespace, "procedure", vec, 1, [Status.active])
-            found = self.store.get(namespace, [hit[0][0]]) if hit and hit[0][1] >= PROCEDURE_MATCH_COS else []
-            if found and isinstance(found[0], Procedure):
-                old = found[0]
-                longer = len(proc.steps) > len(old.steps)
-                return Procedure.model_validate({
-                    **old.model_dump(), "seen_count": old.seen_count + 1, "updated_at": now,
-                    "steps": [s.model_dump() for s in (proc.steps if longer else old.steps)],
-                }), vec
-        proc.keywords = keywords(text)
-        return proc, vec
 
 
 def _triple_text(m: MemoryIn) -> bool:

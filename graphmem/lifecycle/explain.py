@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ..models import EdgeType, Explanation, MemoryRecord, Message, Node, Status
+from ..models import EdgeType, Explanation, MemoryRecord, Message, Node, Procedure, ProcedureStep, Status
 from ..settings import LifecycleSettings
 from ..store import Store
 from .rules import expiry_date, last_used, purge_date
@@ -28,9 +28,32 @@ def explain(store: Store, node: Node, now: datetime, policy: LifecycleSettings) 
             rule = "active: in the session log, searchable at once (not yet extracted)"
         return Explanation(id=node.id, kind=node.kind, status=node.status.value, rule=rule, edges=covers,
                            dates={"created_at": node.created_at})
+    if isinstance(node, Procedure):
+        return _procedure(store, node)
     status = getattr(node, "status", None)
     return Explanation(id=node.id, kind=node.kind, status=status.value if status else "n/a",
                        rule=f"a {node.kind}: the lifecycle rules apply to memories", dates={"created_at": node.created_at})
+
+
+def _procedure(store: Store, p: Procedure) -> Explanation:
+    """A procedure's version (what superseded it), how often it was taught, followed, succeeded
+    and failed, which step fails most, and the episodes and traces that taught it."""
+    ns = p.namespace
+    by = store.edges(ns, [p.id], types=[EdgeType.SUPERSEDES, EdgeType.PRODUCED], direction="in")
+    newer = [e for e in by if e.type is EdgeType.SUPERSEDES]
+    rule = (f"superseded by {newer[0].source} on {newer[0].props.get('at', '')[:10]}: {newer[0].props.get('reason', '')}"
+            if newer else p.status_reason or f"{p.status.value}: a workflow, recalled by its task or any of its steps")
+    details = [f"taught or followed {p.seen_count} time(s); {p.success_count} success(es), {p.failure_count} failure(s)"]
+    steps = [s for s in store.get(ns, [s.id for s in p.steps]) if isinstance(s, ProcedureStep)]
+    details += [f"step {s.order} failed {s.failure_count} time(s): {s.text}"
+                for s in sorted(steps, key=lambda s: (-s.failure_count, s.order)) if s.failure_count]
+    if p.learned_from:
+        details.append(f"learned from {len(p.learned_from)} successful run(s): {', '.join(p.learned_from)}")
+    taught = [e.source for e in by if e.type is EdgeType.PRODUCED]
+    if taught:
+        details.append(f"taught by {', '.join(taught)}")
+    return Explanation(id=p.id, kind=p.kind, status=p.status.value, rule=rule, details=details, edges=by,
+                       dates={"created_at": p.created_at, "updated_at": p.updated_at})
 
 
 def _memory(store: Store, m: MemoryRecord, now: datetime, policy: LifecycleSettings) -> Explanation:

@@ -13,10 +13,11 @@ from ..extract.checks import (adds_a_value, grounded, kept_terms, replaced_terms
                               unconfirmed_assistant_words)
 from ..extract.extractors import copies_an_example
 from ..extract.schema import ExtractedMemory, Extraction
-from ..models import Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, Node, Session, Status, utcnow
+from ..models import Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, Session, Status, utcnow
 from ..text import keywords, normalise_name
 from ..text.when import time_span
 from .builders import GraphBuilder
+from .chains import ChainBuilder, Change
 from .parts import Parts
 from .rules import (SPECIFIC_TOPIC_COS, Decision, Fact, carried_over, decide, fact_of, merge_candidate, named_swap,
                     restates_a_step, says_again_what_changed, states_a_replaced_value)
@@ -39,25 +40,19 @@ _FUTURE = re.compile(r"\b(will|going to|plans?|planning|next|upcoming|soon|tomor
 
 
 @dataclass
-class Folded:
+class Folded(Change):
     """What one window becomes: nodes with one vector (or None) each, edges, the session's new
     L1 summary and a report of what was added, merged and superseded."""
 
-    nodes: list[Node] = field(default_factory=list)
-    vectors: list[np.ndarray | None] = field(default_factory=list)
-    edges: list[Edge] = field(default_factory=list)
     summary: str = ""
     report: dict[str, Any] = field(default_factory=lambda: {"added": [], "merged": [], "superseded": [], "dropped": []})
-
-    def add(self, node: Node, vector: np.ndarray | None) -> None:
-        self.nodes.append(node)
-        self.vectors.append(vector)
 
 
 class WindowFolder:
     def __init__(self, parts: Parts, builder: GraphBuilder) -> None:
         self.parts = parts
         self.builder = builder
+        self.chains = ChainBuilder(parts)
 
     def known(self, namespace: str, msgs: list[Message]) -> list[MemoryRecord]:
         """The active memories the window may change, shown to the model as known facts: the
@@ -192,8 +187,10 @@ class WindowFolder:
         out.edges += [Edge(namespace=namespace, source=episode.id, type=EdgeType.MENTIONS, target=t, key="mention",
                            props={"role": "mention"}) for t in sorted(named)]  # what its memories name
 
-        for proc in procedures:
-            out.add(*self.builder.procedure(namespace, proc.task, proc.steps, now, reinforce=True))
+        for proc in procedures:  # a new version, or the stored one seen again; taught by this episode
+            taught_now, change, _ = self.chains.procedure(namespace, proc.task, proc.steps, now)
+            out.extend(change)
+            out.edges.append(Edge(namespace=namespace, source=episode.id, type=EdgeType.PRODUCED, target=taught_now.id))
 
         for m in msgs:  # the window is represented by its memories and episode now
             out.add(Message.model_validate({**m.model_dump(), "status": Status.archived, "updated_at": now}), None)

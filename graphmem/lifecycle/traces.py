@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from ..errors import NotFoundError
+from ..errors import NotFoundError, ValidationError
 from ..models import Edge, EdgeType, Episode, MemoryRecord, Message, Node, Session
 from ..store import Store
 from ..store.base import node_text
@@ -79,13 +79,21 @@ def forgetting(store: Store, namespace: str, found: Sequence[Node], derived: boo
     left keeps only those. What is left is rewritten where it would point at a forgotten
     record: a ``superseded_by`` mark quoting a forgotten memory is removed, the NEXT chain
     bridges the gap, and a session whose chain tail is forgotten gets the last turn left."""
+    step = next((n for n in found if n.kind == "step"), None)
+    if step is not None:  # a version's steps never change: its procedure goes whole, or not at all
+        raise ValidationError(f"{step.id} is a step of procedure {step.procedure_id}; forget the procedure")
     gone = {n.id: n.kind for n in found}
     turns = {n.id: n for n in found if isinstance(n, Message)}
     for session in [n.id for n in found if n.kind == "session"]:
-        for kind in ("message", "episode"):
+        for kind in ("message", "episode", "trace"):
             for n in store.query(namespace, kind, session_id=session, limit=_ALL):
                 gone[n.id] = kind
                 turns.update({n.id: n} if isinstance(n, Message) else {})
+    parts = [i for i, kind in gone.items() if kind in ("procedure", "trace")]  # a chain goes with its head
+    for e in store.edges(namespace, parts, types=[EdgeType.HAS_STEP]):
+        gone[e.target] = "part"
+    for e in store.edges(namespace, [i for i, kind in gone.items() if kind == "part"], types=[EdgeType.CALLED]):
+        gone[e.target] = "part"
     rewrites: dict[str, Node] = {}
     for record, left in _derived(store, namespace, turns, gone) if derived else ():
         if left:

@@ -13,13 +13,16 @@ from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
 from ..errors import ValidationError
-from ..models import NODE_TYPES, Edge, Node, embed_text
+from ..models import NODE_TYPES, Edge, Node, embed_text, utcnow
 from ..models.jsonl import read_jsonl, refuse_bad_lines
 from ..models.records import NAMESPACE_PATTERN, Namespace
+from ..store.base import VECTOR_KINDS
+from .chains import ChainBuilder, chain_namespace
 from .parts import Parts
 
 EXPORT_FORMAT = "graphmem-export/1"
-EXPORT_KINDS = ("session", "entity", "message", "episode", "memory", "procedure", "maintenance")
+EXPORT_KINDS = ("session", "entity", "message", "episode", "memory", "procedure", "step", "trace", "trace_step", "tool",
+                "tool_call", "maintenance")
 _NS = TypeAdapter(Namespace)
 _PUT_BATCH = 5000
 
@@ -122,7 +125,7 @@ def import_(parts: Parts, lines: Iterable[str], *, namespace: str | None = None,
     elif (loose := next((e for e in edges if not {e.source, e.target} <= existing), None)) is not None:
         raise ValidationError(f"edge {loose.source} -{loose.type.value}-> {loose.target}: an end is neither in the "
                               f"import nor in namespace {ns!r}; nothing was imported")
-    need = [n for n in nodes if n.id not in vectors and n.kind not in ("session", "entity", "maintenance")]
+    need = [n for n in nodes if n.id not in vectors and n.kind in VECTOR_KINDS and n.kind != "entity"]
     if need:
         for n, v in zip(need, embedder.embed([embed_text(n) for n in need])):
             vectors[n.id] = v
@@ -137,5 +140,6 @@ def import_(parts: Parts, lines: Iterable[str], *, namespace: str | None = None,
             store.put(ns, chunk, mat if chunk else None, edges if last else ())
         if state["header"].get("soul"):
             store.set_meta(ns, "soul", state["header"]["soul"])
+        chain_namespace(parts, ChainBuilder(parts), ns, utcnow())  # an export written before procedures were chains
     return {"namespace": ns, "nodes": len(nodes), "edges": len(edges),
             "errors": [{"line": e.line, "reason": e.reason} for e in errors]}

@@ -18,6 +18,7 @@ from .records import (
     Node,
     NodeKind,
     Procedure,
+    ProcedureStep,
     Record,
     Relation,
     Session,
@@ -26,17 +27,26 @@ from .records import (
     Step,
     SupersededBy,
     ToolCall,
+    Tool,
     ToolFunction,
+    ToolInvocation,
+    Trace,
+    TraceStep,
     check_vector,
     new_id,
     utcnow,
 )
-from .results import Context, ContextSection, Explanation, History, Neighbourhood, ScoreBreakdown, ScoredItem, embed_text, item_text
+from .results import (
+    Context, ContextSection, Explanation, History, Neighbourhood, ScoreBreakdown, ScoredItem, SimilarTrace, ToolStats,
+    TraceStepView, TraceView, embed_text, item_text,
+)
 
 __all__ = [
     "LAYERS", "NODE_TYPES", "SOURCE_CONFIDENCE", "Context", "ContextSection", "Edge", "EdgeType", "Entity",
     "EntityIn", "Episode", "Explanation", "History", "Layer", "LifecycleAction", "MaintenanceRun", "MemoryIn", "MemoryPatch",
     "MessageIn", "RelationIn", "MemoryRecord", "Message", "Neighbourhood", "Node", "NodeKind", "Procedure",
-    "Record", "Relation", "Scorable", "ScoreBreakdown", "ScoredItem", "Session", "Source", "Status", "Step", "SupersededBy", "ToolCall", "ToolFunction", "check_vector", "embed_text",
+    "ProcedureStep", "Record", "Relation", "Scorable", "ScoreBreakdown", "ScoredItem", "Session", "SimilarTrace", "Source",
+    "Status", "Step", "SupersededBy", "Tool", "ToolCall", "ToolFunction", "ToolInvocation", "ToolStats", "Trace",
+    "TraceStep", "TraceStepView", "TraceView", "check_vector", "embed_text",
     "item_text", "new_id", "utcnow",
 ]

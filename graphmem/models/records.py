@@ -153,6 +153,11 @@ class EdgeType(str, Enum):
     RELATES_TO = "RELATES_TO"  # Entity -> Entity {predicate, memory_id, valid_at, invalid_at}
     SUPERSEDES = "SUPERSEDES"  # Memory -> Memory {reason, at}
     MERGED_INTO = "MERGED_INTO"  # Memory -> Memory
+    FIRST_STEP = "FIRST_STEP"  # Procedure -> Step (the head of its NEXT chain)
+    HAS_STEP = "HAS_STEP"  # Procedure -> Step, Trace -> TraceStep {order}
+    CALLED = "CALLED"  # TraceStep -> ToolCall
+    OF_TOOL = "OF_TOOL"  # ToolCall -> Tool
+    IN_SESSION = "IN_SESSION"  # Trace -> Session
 
 
 class Record(BaseModel):
@@ -354,12 +359,19 @@ class Episode(Scorable):
 
 
 class Step(BaseModel):
+    """A procedure's step as the procedure lists it: its text and the id of its ``ProcedureStep``
+    node (empty in stores written before procedures were chains, until they migrate)."""
+
     model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
     text: Text
+    id: str = ""
 
 
 class Procedure(Scorable):
-    """A learned workflow: the task it serves and its ordered steps."""
+    """A learned workflow: the task it serves and its ordered steps. The steps are a chain of
+    ``ProcedureStep`` nodes (FIRST_STEP, NEXT, HAS_STEP); ``steps`` lists them in order so a
+    procedure reads in one fetch. A version never changes its steps: the same task taught
+    differently is a new procedure that SUPERSEDES this one."""
 
     kind: Literal["procedure"] = "procedure"
     _prefix = "prc"
@@ -367,7 +379,90 @@ class Procedure(Scorable):
     steps: list[Step] = Field(min_length=1)
     seen_count: int = Field(1, ge=0)
     success_count: int = Field(0, ge=0)
+    failure_count: int = Field(0, ge=0)
+    learned_from: list[str] = Field(default_factory=list, description="the successful traces it was learned from")
+    status_reason: str = ""
     keywords: list[str] = Field(default_factory=list)
+
+
+class ProcedureStep(Scorable):
+    """One step of a procedure, a node with its own embedding, keywords and MENTIONS edges. Its
+    status follows its procedure's."""
+
+    kind: Literal["step"] = "step"
+    _prefix = "stp"
+    procedure_id: str
+    order: int = Field(ge=1)
+    text: Text
+    failure_count: int = Field(0, ge=0)
+    entities: list[str] = Field(default_factory=list)
+    keywords: list[str] = Field(default_factory=list)
+
+
+ToolStatus = Literal["success", "failure", "error"]
+
+
+class Trace(Scorable):
+    """One run of an agent on a task: its steps (``TraceStep``), their tool calls and the outcome."""
+
+    kind: Literal["trace"] = "trace"
+    _prefix = "trc"
+    task: Text
+    session_id: ShortStr | None = None
+    step_count: int = Field(0, ge=0)
+    last_step_id: str | None = None  # the tail of the NEXT chain
+    outcome: LongStr = ""
+    success: bool | None = None  # None: still running
+    completed_at: UTCDateTime | None = None
+    procedure_id: str | None = None  # the procedure this run followed, or was learned into
+    importance: Unit = 0.4
+    keywords: list[str] = Field(default_factory=list)
+
+
+class TraceStep(Record):
+    """One step of a trace: what the agent thought, did and saw. ``order`` counts from 1 without gaps."""
+
+    kind: Literal["trace_step"] = "trace_step"
+    _prefix = "tst"
+    trace_id: str
+    order: int = Field(ge=1)
+    thought: LongStr = ""
+    action: LongStr = ""
+    observation: LongStr = ""
+    entities: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _says_something(self) -> "TraceStep":
+        if not (self.thought or self.action or self.observation):
+            raise ValueError("a step needs a thought, an action or an observation")
+        return self
+
+    @property
+    def text(self) -> str:
+        """What the step did: its action, else its thought, else what it observed."""
+        return self.action or self.thought or self.observation
+
+
+class ToolInvocation(Record):
+    """One tool call a trace step made (the ``:ToolCall`` node)."""
+
+    kind: Literal["tool_call"] = "tool_call"
+    _prefix = "tcl"
+    trace_id: str
+    step_id: str
+    tool: ShortStr
+    arguments: Metadata = Field(default_factory=dict)
+    result: RawText | None = None
+    status: ToolStatus = "success"
+    duration_ms: float | None = Field(None, ge=0, allow_inf_nan=False)
+
+
+class Tool(Record):
+    """A tool agents call, one node per name in a namespace (``OF_TOOL`` from each call)."""
+
+    kind: Literal["tool"] = "tool"
+    _prefix = "tol"
+    name: ShortStr
 
 
 class LifecycleAction(BaseModel):
@@ -401,7 +496,8 @@ class MaintenanceRun(Record):
     policy: dict[str, Any] = Field(default_factory=dict)
 
 
-Node = Session | Message | MemoryRecord | Entity | Episode | Procedure | MaintenanceRun
+Node = (Session | Message | MemoryRecord | Entity | Episode | Procedure | ProcedureStep | Trace | TraceStep
+        | ToolInvocation | Tool | MaintenanceRun)
 NODE_TYPES: dict[str, type[Record]] = {
     "session": Session,
     "message": Message,
@@ -409,11 +505,17 @@ NODE_TYPES: dict[str, type[Record]] = {
     "entity": Entity,
     "episode": Episode,
     "procedure": Procedure,
+    "step": ProcedureStep,
+    "trace": Trace,
+    "trace_step": TraceStep,
+    "tool_call": ToolInvocation,
+    "tool": Tool,
     "maintenance": MaintenanceRun,
 }
-NodeKind = Literal["session", "message", "memory", "entity", "episode", "procedure", "maintenance"]
-Layer = Literal["memory", "episode", "procedure", "message"]
-LAYERS: tuple[Layer, ...] = ("memory", "episode", "procedure", "message")
+NodeKind = Literal["session", "message", "memory", "entity", "episode", "procedure", "step", "trace", "trace_step",
+                   "tool_call", "tool", "maintenance"]
+Layer = Literal["memory", "episode", "procedure", "message", "trace"]
+LAYERS: tuple[Layer, ...] = ("memory", "episode", "procedure", "message", "trace")
 
 
 class Edge(BaseModel):

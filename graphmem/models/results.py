@@ -7,9 +7,12 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
-from .records import Edge, Entity, Episode, Message, MemoryRecord, Procedure, Relation
+from .records import (
+    Edge, Entity, Episode, Layer, Message, MemoryRecord, Procedure, ProcedureStep, Relation, ToolInvocation, Trace, TraceStep,
+)
 
-Item = Annotated[Union[MemoryRecord, Episode, Procedure, Message], Field(discriminator="kind")]
+Versioned = Annotated[Union[MemoryRecord, Procedure], Field(discriminator="kind")]  # what SUPERSEDES links
+Item = Annotated[Union[MemoryRecord, Episode, Procedure, Message, Trace], Field(discriminator="kind")]
 
 
 class ScoreBreakdown(BaseModel):
@@ -36,12 +39,13 @@ class ScoreBreakdown(BaseModel):
 class ScoredItem(BaseModel):
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
-    layer: Literal["memory", "episode", "procedure", "message"]
+    layer: Layer
     item: Item
     score: float
     breakdown: ScoreBreakdown
     matched_by: list[Literal["vector", "keyword", "graph", "context"]] = Field(default_factory=list)
     tokens: int = Field(0, ge=0, description="what the item's text costs in a prompt")
+    matched_step: int | None = Field(None, description="a procedure found by one of its steps: that step's order")
 
     @property
     def id(self) -> str:
@@ -62,10 +66,13 @@ class ScoredItem(BaseModel):
         return item_text(self.item)
 
 
-def item_text(item: MemoryRecord | Episode | Procedure | Message) -> str:
+def item_text(item: MemoryRecord | Episode | Procedure | Message | Trace) -> str:
     """The one-line text of any recallable item."""
     if isinstance(item, MemoryRecord):
         return item.text
+    if isinstance(item, Trace):
+        how = "running" if item.success is None else "succeeded" if item.success else "failed"
+        return f"{item.task} ({how})" + (f": {item.outcome}" if item.outcome else "")
     if isinstance(item, Episode):
         return item.summary
     if isinstance(item, Procedure):
@@ -75,10 +82,14 @@ def item_text(item: MemoryRecord | Episode | Procedure | Message) -> str:
     return f"{who}: {item.said}"
 
 
-def embed_text(item: MemoryRecord | Episode | Procedure | Message | Entity) -> str:
+def embed_text(item: MemoryRecord | Episode | Procedure | Message | Entity | ProcedureStep | Trace) -> str:
     """The text a node's vector is computed from."""
     if isinstance(item, Message):
         return item.said
+    if isinstance(item, ProcedureStep):
+        return item.text
+    if isinstance(item, Trace):  # the task and, once done, its outcome (similar_traces)
+        return f"{item.task}: {item.outcome}" if item.outcome else item.task
     if isinstance(item, Entity):  # its name, and what it is when it was described
         return f"{item.name}: {item.description}" if item.description else item.name
     return item_text(item)
@@ -87,7 +98,7 @@ def embed_text(item: MemoryRecord | Episode | Procedure | Message | Entity) -> s
 class ContextSection(BaseModel):
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
-    name: Literal["soul", "memories", "episodes", "procedures", "recent", "summary"]
+    name: Literal["soul", "memories", "episodes", "procedures", "traces", "recent", "summary"]
     tokens: int
     item_ids: list[str] = Field(default_factory=list)
 
@@ -107,13 +118,13 @@ class Context(BaseModel):
 
 
 class History(BaseModel):
-    """A memory with what it superseded and what superseded it (oldest first)."""
+    """A memory (or procedure) with what it superseded and what superseded it (oldest first)."""
 
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
-    memory: MemoryRecord
-    supersedes: list[MemoryRecord]
-    superseded_by: list[MemoryRecord]
+    memory: Versioned = Field(description="the memory or procedure asked about")
+    supersedes: list[Versioned]
+    superseded_by: list[Versioned]
     reasons: dict[str, str] = Field(default_factory=dict, description="memory id -> reason of its SUPERSEDES edge")
 
 
@@ -139,3 +150,43 @@ class Explanation(BaseModel):
     details: list[str] = Field(default_factory=list)
     dates: dict[str, datetime | None] = Field(default_factory=dict)
     edges: list[Edge] = Field(default_factory=list)
+
+
+class TraceStepView(BaseModel):
+    """A trace step with its tool calls, in the order they were made."""
+
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+    step: TraceStep
+    tool_calls: list[ToolInvocation] = Field(default_factory=list)
+
+
+class TraceView(BaseModel):
+    """A trace with its steps in order (``get_trace``)."""
+
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+    trace: Trace
+    steps: list[TraceStepView] = Field(default_factory=list)
+
+
+class SimilarTrace(BaseModel):
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+    trace: Trace
+    similarity: float = Field(description="cosine of the query to the trace's task and outcome")
+
+
+class ToolStats(BaseModel):
+    """How one tool has fared in a namespace's traces."""
+
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+    tool: str
+    calls: int
+    successes: int
+    failures: int
+    errors: int
+    success_rate: float
+    mean_ms: float | None = Field(None, description="mean duration of the calls that reported one")
+    p95_ms: float | None = None

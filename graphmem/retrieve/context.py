@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..models import Context, ContextSection, Message, ScoredItem, Session, item_text
+from ..models import Context, ContextSection, Message, Procedure, ScoredItem, Session, item_text
 from ..text import TokenCounter
 from .recall import RecallResult
 
@@ -17,11 +17,14 @@ _HEADERS = {
     "memories": "## Memories",
     "episodes": "## Episodes",
     "procedures": "## Procedures",
+    "traces": "## Past runs",
     "recent": "## Recent conversation",
     "summary": "## Session summary",
 }
-_SECTION_OF_LAYER = {"memory": "memories", "message": "memories", "episode": "episodes", "procedure": "procedures"}
-_ORDER = ("soul", "memories", "episodes", "procedures", "recent", "summary")
+_SECTION_OF_LAYER = {"memory": "memories", "message": "memories", "episode": "episodes", "procedure": "procedures",
+                     "trace": "traces"}
+_ORDER = ("soul", "memories", "episodes", "procedures", "traces", "recent", "summary")
+_STEP_TOKENS = 16  # a step shortened to fit the budget keeps this many tokens
 
 
 @dataclass
@@ -43,6 +46,41 @@ def _line(s: ScoredItem) -> str:
     if isinstance(item, Message):
         return f"- [{item.created_at:%Y-%m-%d}] {text}"
     return f"- {text}"
+
+
+def _procedure(s: ScoredItem, room: int, counter: TokenCounter) -> str | None:
+    """A procedure as its task and numbered steps in at most ``room`` tokens: whole if it fits,
+    else with each step shortened, else with steps left out of the middle (never the first, the
+    last or the matched one) under a line that says which; None when even that does not fit."""
+    proc: Procedure = s.item
+    head = f"- {proc.task}" + (f" (found by step {s.matched_step})" if s.matched_step else "") + ":"
+    n = len(proc.steps)
+
+    def render(texts: list[str], keep: list[int], note: str = "") -> str:
+        lines, last = [head], 0
+        for i in keep:
+            if i > last + 1:
+                lines.append(f"  … steps {last + 1}-{i - 1} of {n} left out to fit the token budget"
+                             if i - 1 > last + 1 else f"  … step {last + 1} of {n} left out to fit the token budget")
+            lines.append(f"  {i}. {texts[i - 1]}")
+            last = i
+        return "\n".join(lines + ([note] if note else []))
+
+    whole = [st.text.replace("\n", " ") for st in proc.steps]
+    keep = list(range(1, n + 1))
+    text = render(whole, keep)
+    if counter.count(text) <= room:
+        return text
+    short = [_truncate(t, _STEP_TOKENS, counter) for t in whole]
+    note = "  (steps shortened to fit the token budget)" if short != whole else ""
+    text = render(short, keep, note)
+    while counter.count(text) > room:
+        middle = [i for i in keep if i not in (1, n, s.matched_step)]
+        if not middle:
+            return None
+        keep.remove(middle[len(middle) // 2])
+        text = render(short, keep, note)
+    return text
 
 
 def _truncate(text: str, limit: int, counter: TokenCounter) -> str:
@@ -117,8 +155,9 @@ def assemble(
         if s.item.id in in_recent:
             continue
         name = _SECTION_OF_LAYER[s.layer]
-        line = _line(s)
-        cost = counter.count(line) + 1 + (0 if name in blocks else header_cost(name))
+        header = 0 if name in blocks else header_cost(name)
+        line = _procedure(s, left - header - 1, counter) if isinstance(s.item, Procedure) else _line(s)
+        cost = counter.count(line) + 1 + header if line is not None else left + 1
         if cost > left:
             dropped += 1
             continue

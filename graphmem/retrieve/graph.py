@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import NotFoundError
-from ..models import EdgeType, Entity, History, MemoryRecord, Neighbourhood, Relation, Status
+from ..models import EdgeType, Entity, History, MemoryRecord, Neighbourhood, Procedure, Relation, Status
 from ..store import Store
 
 
@@ -22,7 +22,7 @@ def find_entity(store: Store, namespace: str, name_or_id: str) -> Entity:
     return next(iter(hit.values()))
 
 
-def history(store: Store, memory: MemoryRecord) -> History:
+def history(store: Store, memory: MemoryRecord | Procedure) -> History:
     """``memory`` with every version it superseded and every version that superseded it."""
     namespace = memory.namespace
     reasons: dict[str, str] = {}

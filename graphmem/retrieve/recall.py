@@ -27,6 +27,7 @@ _HOP_DECAY = 0.6  # graph evidence kept per relation hop away from the query's e
 _GRAPH_ENTITY_LIMIT = 100  # entities a query may expand to
 _GRAPH_PAIR_LIMIT = 1000  # (node, entity) pairs read per layer before ranking
 _GRAPH_RESCORE = 3  # graph candidates' cosines computed: this many times graph_candidates, the nearest in the graph
+_STEP_MARK_COS = 0.5  # a step found by meaning is marked as the procedure's match from this cosine
 
 
 @dataclass
@@ -37,6 +38,7 @@ class _Candidate:
     via: list[str] = field(default_factory=list)
     entity: str | None = None  # the entity a graph hit mentions
     said: str | None = None  # the query's person who said this turn
+    step: int | None = None  # a procedure found by one of its steps: that step's order
 
 
 @dataclass
@@ -105,6 +107,10 @@ class Recaller:
                                      layer_statuses[layer])
             for layer in layers
         }
+        step_jobs = [self._pool.submit(search, namespace, "step", *args, layer_statuses["procedure"])
+                     for search, args in ((self.store.vector_search, (qvec, options.vector_candidates)),
+                                          (self.store.keyword_search, (query, options.keyword_candidates)))] \
+            if "procedure" in layers else []
         t1 = time.perf_counter()
         entities = self.query_entities(namespace, query) if options.graph_candidates else {}
         q_terms = set(keywords(query))
@@ -112,7 +118,7 @@ class Recaller:
         graph_jobs = {
             layer: self._pool.submit(self._graph_candidates, namespace, layer, walk, qvec, layer_statuses[layer], options,
                                      vector_jobs[layer])
-            for layer in layers if walk is not None and layer != "procedure"
+            for layer in layers if walk is not None and layer not in ("procedure", "trace")
         }
         graph_hits = {layer: job.result() for layer, job in graph_jobs.items()}
         timings["graph"] = (time.perf_counter() - t1) * 1000
@@ -134,6 +140,8 @@ class Recaller:
                 c.graph, c.entity = g, entity_id
                 c.semantic = max(0.0, sim)
                 c.via.append("graph")
+            if layer == "procedure" and step_jobs:
+                self._found_by_steps(namespace, cands, *(job.result() for job in step_jobs))
             if len(cands) > options.max_candidates:
                 ranked = sorted(cands.items(), key=lambda kv: -(kv[1].semantic or 0) - kv[1].graph - (kv[1].keyword_raw > 0))
                 cands = dict(ranked[: options.max_candidates])
@@ -191,7 +199,7 @@ class Recaller:
                 if breakdown.relevance < options.min_relevance:
                     continue
                 scored.append(ScoredItem(layer=layer, item=rec, score=breakdown.total, breakdown=breakdown,
-                                         matched_by=list(dict.fromkeys(c.via))))
+                                         matched_by=list(dict.fromkeys(c.via)), matched_step=c.step))
             scored.sort(key=lambda s: (-s.score, s.item.id))
             scored_by_layer[layer] = scored
         items = merge_layers(scored_by_layer, k)
@@ -202,6 +210,28 @@ class Recaller:
             self.store.record_access(namespace, [s.item.id for s in items], now)
         timings["total"] = (time.perf_counter() - t0) * 1000
         return RecallResult(items=items, timings_ms=timings, query_entities=list(entities))
+
+    def _found_by_steps(self, namespace: str, cands: dict[str, _Candidate], by_vector: list[tuple[str, float]],
+                        by_keyword: list[tuple[str, float]]) -> None:
+        """Procedures found through one of their steps ("what comes after the migrations?"): a
+        step's cosine and BM25 count for its procedure, and the best step is marked."""
+        steps = {s.id: s for s in self.store.get(namespace, list({i for i, _ in [*by_vector, *by_keyword]}))
+                 if s.kind == "step"}
+        best: dict[str, float] = {}
+        for hits, by in ((by_vector, "vector"), (by_keyword, "keyword")):
+            for node_id, value in hits:
+                step = steps.get(node_id)
+                if step is None:
+                    continue
+                c = cands.setdefault(step.procedure_id, _Candidate())
+                c.via.append(by)
+                if by == "vector":
+                    c.semantic = max(c.semantic or 0.0, value)
+                else:
+                    c.keyword_raw = max(c.keyword_raw, value)
+                mark = value if by == "vector" and value >= _STEP_MARK_COS else 1.0 + value if by == "keyword" else None
+                if mark is not None and mark > best.get(step.procedure_id, -1.0):
+                    best[step.procedure_id], c.step = mark, step.order
 
     def _conversation_context(self, namespace: str, kept: dict, base: dict[str, float], cands: dict[str, _Candidate],
                               qvec: np.ndarray, admitted, options: RecallOptions, asks: bool) -> dict[str, float]:

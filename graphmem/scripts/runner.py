@@ -12,7 +12,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from ..errors import ValidationError
 from ..extract.extractors import Extractor
-from ..models import LAYERS, item_text, utcnow
+from ..models import LAYERS, Layer, item_text, utcnow
 from ..models.records import UTCDateTime
 
 
@@ -63,7 +63,7 @@ class RecallStep(_Step):
     k: int = Field(5, ge=1, le=100)
     includes: list[str] = Field(default_factory=list)
     excludes: list[str] = Field(default_factory=list)
-    layer: Literal["memory", "episode", "procedure", "message"] | None = None
+    layer: Layer | None = None
 
 
 class ContextStep(_Step):
@@ -84,9 +84,36 @@ class MaintainStep(_Step):
     maintain: MaintainSpec
 
 
+class TraceSpec(BaseModel):
+    """An agent run: its task, the actions of its steps (each with one tool call) and its result."""
+
+    model_config = ConfigDict(extra="forbid")
+    task: str
+    steps: list[str] = Field(min_length=1)
+    success: bool = True
+    fails_at: int | None = Field(None, ge=1, description="the step whose tool call failed")
+
+
+class TraceRunStep(_Step):
+    trace: TraceSpec
+
+
+class NextStepSpec(BaseModel):
+    """The step that follows ``after`` in the active procedure recalled for ``task`` contains ``expect``."""
+
+    model_config = ConfigDict(extra="forbid")
+    task: str
+    after: str
+    expect: str
+
+
+class NextStepStep(_Step):
+    next_step: NextStepSpec
+
+
 class CountSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    kind: Literal["memory", "episode", "procedure", "entity", "message", "session"] = "memory"
+    kind: Literal["memory", "episode", "procedure", "step", "trace", "entity", "message", "session"] = "memory"
     status: Literal["active", "superseded", "archived", "merged"] | None = None
     matching: str = ""
     equals: int | None = None
@@ -97,7 +124,8 @@ class CountStep(_Step):
     count: CountSpec
 
 
-Step = Union[SessionStep, ForgetStep, RememberStep, MaintainStep, RecallStep, ContextStep, HistoryStep, CountStep]
+Step = Union[SessionStep, ForgetStep, RememberStep, MaintainStep, RecallStep, ContextStep, HistoryStep, CountStep,
+             TraceRunStep, NextStepStep]
 
 
 class Script(BaseModel):
@@ -195,6 +223,22 @@ def run_script(path: Path, extractor: Extractor, *, namespace: str = "script") -
                     missing = [x for x in step.superseded if not _has(olds, x)]
                     check(i, "history", bool(current) and not missing,
                           f"{step.history!r} supersedes {olds}" if current else f"no active memory mentions {step.history!r}")
+                elif isinstance(step, TraceRunStep):
+                    t = step.trace
+                    trace = mem.start_trace(t.task, namespace=namespace)
+                    for n, action in enumerate(t.steps, 1):
+                        made = mem.add_step(trace.id, action=action, namespace=namespace)
+                        mem.add_tool_call(made.id, "shell", {"run": action}, namespace=namespace,
+                                          status="failure" if n == t.fails_at else "success")
+                    mem.complete_trace(trace.id, outcome="done" if t.success else "failed", success=t.success,
+                                       namespace=namespace)
+                elif isinstance(step, NextStepStep):
+                    spec = step.next_step
+                    hits = mem.recall(spec.task, k=1, layers=["procedure"], namespace=namespace, record_access=False)
+                    after = mem.next_step(hits[0].item.id, after=spec.after, namespace=namespace) if hits else None
+                    got = after.text if after is not None else None
+                    check(i, "next_step", got is not None and spec.expect.casefold() in got.casefold(),
+                          f"{spec.task!r} after {spec.after!r}: {got!r}" if hits else f"no procedure for {spec.task!r}")
                 elif isinstance(step, CountStep):
                     c = step.count
                     rows = mem.list(c.kind, status=c.status, namespace=namespace, limit=10_000)
@@ -205,6 +249,8 @@ def run_script(path: Path, extractor: Extractor, *, namespace: str = "script") -
 
 
 def _text(record: Any) -> str:
-    if record.kind in ("memory", "message", "episode", "procedure"):
+    if record.kind in ("memory", "message", "episode", "procedure", "trace"):
         return item_text(record)
+    if record.kind == "step":
+        return record.text
     return getattr(record, "name", "") or getattr(record, "title", "")

@@ -248,6 +248,7 @@ def create_app(memory_factory: Callable[[], Any], keys: KeyStore, *, max_body: i
 
     from importlib.metadata import version
 
+    from .procedural import router as procedural_router
     from .routes import router
 
     app = FastAPI(title="graphmem", version=version("graphmem"), lifespan=lifespan,
@@ -256,6 +257,7 @@ def create_app(memory_factory: Callable[[], Any], keys: KeyStore, *, max_body: i
     app.state.keys = keys
     _install_errors(app)
     app.include_router(router)
+    app.include_router(procedural_router)
     schema_of = app.openapi
 
     def openapi() -> dict[str, Any]:  # the problem schema once, referenced by every route's errors

@@ -14,7 +14,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import BaseModel, Field
 
 from ..errors import GraphMemError, ValidationError
-from ..models import MessageIn
+from ..models import Layer, MessageIn
 from .keys import KeyStore, token_of
 
 INSTRUCTIONS = """graphmem is this agent's long-term memory of its users: facts and preferences (memories),
@@ -23,7 +23,9 @@ Call `context` with the task at hand before answering: it returns a prompt block
 budget. Call `add_messages` with each exchange so it can be remembered (facts are extracted in
 the background), `remember` for a fact the user asks you to keep, `update` to correct one (the
 old value stays in `history`), `forget` to delete one. `recall` returns ranked items with the
-reason each was found."""
+reason each was found. For multi-step work, `similar_traces` shows how past runs went; record
+this run with `start_trace`, `add_trace_step` and `complete_trace`, and report how following a
+procedure went with `record_outcome`."""
 
 
 class Turn(BaseModel):
@@ -100,7 +102,7 @@ def build(memory: Any, namespace: str = "default", keys: KeyStore | None = None)
     @server.tool()
     @tool_errors
     def recall(query: str, ctx: Context, k: int = 10,
-               layers: list[Literal["memory", "episode", "procedure", "message"]] | None = None) -> list[dict[str, Any]]:
+               layers: list[Layer] | None = None) -> list[dict[str, Any]]:
         """The k best memories, episodes, procedures and turns for a query, each with its score,
         the five factors behind it (relevance, importance, confidence, recency, frequency) and
         how it was found (vector, keyword, graph path)."""
@@ -167,7 +169,57 @@ def build(memory: Any, namespace: str = "default", keys: KeyStore | None = None)
             raise ValidationError("give procedure_id or task")
         if found.kind != "procedure":
             raise ValidationError(f"{found.id!r} is a {found.kind}, not a procedure")
-        return found.model_dump(mode="json", include={"id", "task", "steps", "success_count", "importance"})
+        return found.model_dump(mode="json", include={"id", "task", "steps", "success_count", "failure_count",
+                                                      "importance"})
+
+    @server.tool()
+    @tool_errors
+    def record_outcome(ctx: Context, procedure_id: str, success: bool, failed_step: int | str | None = None
+                       ) -> dict[str, Any]:
+        """Report how following a procedure went: success, or failure at a step (its number or
+        text). Procedures that keep failing at a step say so in explain and in their counts."""
+        done = memory.record_outcome(procedure_id, success, failed_step=failed_step, namespace=ns(ctx, write=True))
+        return done.model_dump(mode="json", include={"id", "task", "success_count", "failure_count"})
+
+    @server.tool()
+    @tool_errors
+    def start_trace(task: str, ctx: Context, session_id: str | None = None) -> dict[str, Any]:
+        """Begin recording your own run on a task; add its steps with add_trace_step and finish it
+        with complete_trace. Runs that succeed the same way twice become a procedure."""
+        trace = memory.start_trace(task, session_id=session_id, namespace=ns(ctx, write=True))
+        return trace.model_dump(mode="json", include={"id", "task", "session_id"})
+
+    @server.tool()
+    @tool_errors
+    def add_trace_step(trace_id: str, ctx: Context, thought: str | None = None, action: str | None = None,
+                       observation: str | None = None, tool: str | None = None,
+                       tool_arguments: dict[str, Any] | None = None, tool_result: str | None = None,
+                       tool_status: Literal["success", "failure", "error"] = "success",
+                       duration_ms: float | None = None) -> dict[str, Any]:
+        """The run's next step (numbered for you): what you thought, did and saw, and the tool you
+        called with its arguments, result, status and duration."""
+        where = ns(ctx, write=True)
+        step = memory.add_step(trace_id, thought=thought, action=action, observation=observation, namespace=where)
+        if tool is not None:
+            memory.add_tool_call(step.id, tool, tool_arguments, result=tool_result, status=tool_status,
+                                 duration_ms=duration_ms, namespace=where)
+        return step.model_dump(mode="json", include={"id", "trace_id", "order"})
+
+    @server.tool()
+    @tool_errors
+    def complete_trace(trace_id: str, success: bool, ctx: Context, outcome: str = "") -> dict[str, Any]:
+        """Finish a run: a success may reinforce or teach a procedure (procedure_id says which), a
+        failure counts against the procedure and the step it failed at."""
+        done = memory.complete_trace(trace_id, outcome=outcome, success=success, namespace=ns(ctx, write=True))
+        return done.model_dump(mode="json", include={"id", "task", "success", "step_count", "procedure_id"})
+
+    @server.tool()
+    @tool_errors
+    def similar_traces(task: str, ctx: Context, k: int = 5, success_only: bool = False) -> list[dict[str, Any]]:
+        """Your past runs nearest to a task, with their outcome: how it went last time."""
+        return [{"similarity": round(h.similarity, 4), **h.trace.model_dump(
+            mode="json", include={"id", "task", "outcome", "success", "step_count", "procedure_id"})}
+            for h in memory.similar_traces(task, k=k, success_only=success_only, namespace=ns(ctx))]
 
     @server.tool()
     @tool_errors

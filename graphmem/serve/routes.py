@@ -15,7 +15,7 @@ from fastapi.responses import HTMLResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import NamespaceNotFoundError, NotFoundError
-from ..models import (Context, Entity, Episode, Explanation, History, MemoryIn, MemoryPatch, MemoryRecord, Message,
+from ..models import (Context, Entity, Episode, Explanation, History, Layer, MemoryIn, MemoryPatch, MemoryRecord, Message,
                       MessageIn, Neighbourhood, Procedure, ScoredItem, Session)
 from .app import PROBLEM_RESPONSES, Page, Problem, Tenant, paged, tenant, writer
 
@@ -177,7 +177,7 @@ class RecallRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=20_000)
     k: int = Field(10, ge=1, le=200)
-    layers: list[Literal["memory", "episode", "procedure", "message"]] | None = None
+    layers: list[Layer] | None = None
     include_superseded: bool | None = None
     include_archived: bool | None = None
     session_id: str | None = None

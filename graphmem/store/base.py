@@ -26,7 +26,7 @@ from ..models import NODE_TYPES, Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..text import index_terms, normalise_name
 
 Direction = Literal["out", "in", "both"]
-VECTOR_KINDS = ("memory", "message", "episode", "procedure", "entity")  # kinds whose nodes carry embeddings
+VECTOR_KINDS = ("memory", "message", "episode", "procedure", "entity", "step", "trace")  # kinds whose nodes carry embeddings
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ def hydrate(kind: str, data: str, node_id: str, access_count: int | None, last_a
     """A stored record from its JSON, with the access count and time kept beside it plus any
     accesses still buffered in this process (``pending``: count, latest time)."""
     payload = json.loads(data)
-    if kind not in ("entity", "session", "maintenance"):
+    if "access_count" in NODE_TYPES[kind].model_fields:  # a scorable record: recall counts its uses
         payload["access_count"] = (access_count or 0) + (pending[0] if pending else 0)
         payload["last_accessed_at"] = pending[1] if pending else last_accessed_at
     try:
@@ -221,6 +221,10 @@ def node_text(node: Node) -> str | None:
         return node.summary
     if kind == "procedure":
         return node.task + " " + " ".join(s.text for s in node.steps)
+    if kind == "step":
+        return node.text
+    if kind == "trace":
+        return f"{node.task} {node.outcome}"
     if kind == "entity":
         return " ".join([node.name, *node.aliases, node.description])
     return None

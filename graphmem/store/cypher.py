@@ -20,6 +20,7 @@ IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LABELS = {
     "memory": "Memory", "message": "Message", "episode": "Episode",
     "procedure": "Procedure", "entity": "Entity", "session": "Session", "maintenance": "MaintenanceRun",
+    "step": "Step", "trace": "Trace", "trace_step": "TraceStep", "tool_call": "ToolCall", "tool": "Tool",
 }
 VECTOR_PROPS = ("embedding", "embedding_b")  # the live vectors and a re-embedding's, alternating
 _ALLOWED = {"label": set(LABELS.values()), "rel_type": {t.value for t in EdgeType}, "vector": set(VECTOR_PROPS)}

@@ -272,7 +272,8 @@ class EmbeddedStore(GraphMixin, ReembedMixin, SearchMixin):
 
     def set_meta(self, namespace: str, key: str, value: str | None) -> None:
         with self._lock, self._guard(), self._tx() as cur:
-            self._ensure_namespace(cur, namespace)
+            if namespace:  # "": the store's own settings, no tenant's
+                self._ensure_namespace(cur, namespace)
             if value is None:
                 cur.execute("DELETE FROM meta WHERE namespace = ? AND key = ?", (namespace, key))
             else:

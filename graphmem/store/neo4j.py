@@ -50,6 +50,7 @@ from .neo4j_rows import to_native as _to_native
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "1"
+FULLTEXT_LABELS = ("Memory", "Message", "Episode", "Procedure", "Entity", "Step", "Trace")  # 03_fulltext_indexes
 _READ_CHUNK = 5000  # ids per IN list
 _DELETE_BATCH = 10_000
 _LABEL_COUNT_TTL = 10.0
@@ -209,6 +210,9 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin):
                             f"the configured embedder makes {dim}-d ones"
                         )
                     session.run(query("schema_drop_index").text, {"name": row["name"]}).consume()
+            covered = self._read("schema_fulltext_labels")
+            if not only_vectors and covered and set(covered[0]["labels"]) != set(FULLTEXT_LABELS):
+                session.run(query("schema_drop_index").text, {"name": "record_terms"}).consume()  # rebuilt below
             for file in schema_files():
                 if only_vectors and "vector" not in file.slots:
                     continue

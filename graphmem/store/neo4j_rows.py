@@ -41,13 +41,15 @@ def props(node: Node) -> dict[str, Any]:
         if name in ("metadata", "access_count", "last_accessed_at"):
             continue
         out[name] = plain(getattr(node, name))
-    if node.kind == "procedure":
-        out["steps"] = [s.text for s in node.steps]
+    if node.kind == "tool_call":  # as JSON text: a property holds no map
+        out["arguments"] = json.dumps(node.arguments, ensure_ascii=False)
+    if node.kind == "trace_step":
+        out["text"] = node.text
     if getattr(node, "superseded_by", None) is not None:  # a turn or episode stating a replaced value
         out["superseded_by"] = node.superseded_by.memory_id
     text = node_text(node)
     status = getattr(node, "status", None)
-    out["text"] = text
+    out["text"] = text if text is not None else out.get("text")
     out["terms"] = (
         scope_token(node.namespace, node.kind, status.value if status else None) + " " + body_terms(text)
         if text else None

@@ -12,6 +12,13 @@ export type MemoryRecord = Schemas["MemoryRecord"];
 export type MemoryIn = Schemas["MemoryIn"];
 export type Episode = Schemas["Episode"];
 export type Procedure = Schemas["Procedure"];
+export type ProcedureStep = Schemas["ProcedureStep"];
+export type Trace = Schemas["Trace"];
+export type TraceStep = Schemas["TraceStep"];
+export type TraceView = Schemas["TraceView"];
+export type ToolInvocation = Schemas["ToolInvocation"];
+export type ToolStats = Schemas["ToolStats"];
+export type SimilarTrace = Schemas["SimilarTrace"];
 export type Entity = Schemas["Entity"];
 export type ScoredItem = Schemas["ScoredItem"];
 export type Context = Schemas["Context"];
@@ -33,6 +40,9 @@ export type ContextOptions = Opt<Body<"/v1/context", "post">, "query">;
 export type MemoryPatch = Partial<Body<"/v1/memories/{memory_id}", "patch">>;
 export type EpisodeIn = Body<"/v1/episodes", "post">;
 export type ProcedureIn = Body<"/v1/procedures", "post">;
+export type TraceIn = Body<"/v1/traces", "post">;
+export type StepIn = Body<"/v1/traces/{trace_id}/steps", "post">;
+export type ToolCallIn = Body<"/v1/traces/steps/{step_id}/tool-calls", "post">;
 export type MemoryFilters = {
   status?: "active" | "superseded" | "archived"; entity?: string; category?: string; session_id?: string;
   since?: string; until?: string;
@@ -219,6 +229,36 @@ export class GraphMem {
     return this.#pages("/v1/procedures", { limit: options.pageSize });
   }
   getProcedure(id: string): Promise<Procedure> { return this.#json("GET", `/v1/procedures/${this.#id(id)}`); }
+  /** A procedure's steps in order, with how often each failed. */
+  procedureSteps(id: string): Promise<ProcedureStep[]> { return this.#json("GET", `/v1/procedures/${this.#id(id)}/steps`); }
+  /** The step after `after` (a step's number, id or words close to its text); null after the last. */
+  nextStep(id: string, after: string | number): Promise<ProcedureStep | null> {
+    return this.#json("GET", `/v1/procedures/${this.#id(id)}/next`, { after: String(after) });
+  }
+  recordOutcome(id: string, success: boolean, failedStep?: string | number): Promise<Procedure> {
+    return this.#json("POST", `/v1/procedures/${this.#id(id)}/outcome`, {}, { success, failed_step: failedStep ?? null });
+  }
+
+  // agent runs (traces) -------------------------------------------------------------------------
+  startTrace(trace: TraceIn): Promise<Trace> { return this.#json("POST", "/v1/traces", {}, trace); }
+  addStep(traceId: string, step: StepIn): Promise<TraceStep> {
+    return this.#json("POST", `/v1/traces/${this.#id(traceId)}/steps`, {}, step);
+  }
+  addToolCall(stepId: string, call: ToolCallIn): Promise<ToolInvocation> {
+    return this.#json("POST", `/v1/traces/steps/${this.#id(stepId)}/tool-calls`, {}, call);
+  }
+  completeTrace(traceId: string, success: boolean, outcome = ""): Promise<Trace> {
+    return this.#json("POST", `/v1/traces/${this.#id(traceId)}/complete`, {}, { success, outcome });
+  }
+  getTrace(traceId: string): Promise<TraceView> { return this.#json("GET", `/v1/traces/${this.#id(traceId)}`); }
+  traces(filters: { session_id?: string; pageSize?: number } = {}): AsyncGenerator<Trace> {
+    const { pageSize, ...rest } = filters;
+    return this.#pages("/v1/traces", { ...rest, limit: pageSize });
+  }
+  similarTraces(task: string, options: { k?: number; success_only?: boolean } = {}): Promise<SimilarTrace[]> {
+    return this.#json("GET", "/v1/traces/similar", { task, ...options });
+  }
+  toolStats(): Promise<ToolStats[]> { return this.#json("GET", "/v1/tools/stats"); }
 
   /** The namespace as a drawable graph (what `graphmem viz` and /ui draw), sampled around `entity` when large. */
   graph(options: { entity?: string; limit?: number; messages?: boolean } = {}): Promise<{

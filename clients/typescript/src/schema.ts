@@ -499,6 +499,198 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/procedures/{procedure_id}/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Procedure Steps
+         * @description A procedure's Step nodes in order, with how often each failed.
+         */
+        get: operations["procedure_steps_v1_procedures__procedure_id__steps_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/procedures/{procedure_id}/next": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Next Step
+         * @description The step after ``after``; null after the last one.
+         */
+        get: operations["next_step_v1_procedures__procedure_id__next_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/procedures/{procedure_id}/outcome": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record Outcome
+         * @description How following the procedure went; failures count against it and the step named.
+         */
+        post: operations["record_outcome_v1_procedures__procedure_id__outcome_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/traces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Traces
+         * @description Traces, newest first (one session's when asked).
+         */
+        get: operations["list_traces_v1_traces_get"];
+        put?: never;
+        /** Start Trace */
+        post: operations["start_trace_v1_traces_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/traces/similar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Similar Traces
+         * @description Past runs nearest in meaning to a task.
+         */
+        get: operations["similar_traces_v1_traces_similar_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/traces/{trace_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get Trace */
+        get: operations["get_trace_v1_traces__trace_id__get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/traces/{trace_id}/steps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add Step */
+        post: operations["add_step_v1_traces__trace_id__steps_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/traces/steps/{step_id}/tool-calls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add Tool Call */
+        post: operations["add_tool_call_v1_traces_steps__step_id__tool_calls_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/traces/{trace_id}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete Trace
+         * @description Finish a run; a success may reinforce or teach a procedure, a failure counts against one.
+         */
+        post: operations["complete_trace_v1_traces__trace_id__complete_post"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tools/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tool Stats
+         * @description Per tool: calls, success rate, mean and p95 duration.
+         */
+        get: operations["tool_stats_v1_tools_stats_get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -516,6 +708,16 @@ export interface components {
              * @default true
              */
             wait?: boolean;
+        };
+        /** CompleteIn */
+        CompleteIn: {
+            /** Success */
+            success: boolean;
+            /**
+             * Outcome
+             * @default
+             */
+            outcome?: string;
         };
         /**
          * Context
@@ -566,7 +768,7 @@ export interface components {
              * Name
              * @enum {string}
              */
-            name: "soul" | "memories" | "episodes" | "procedures" | "recent" | "summary";
+            name: "soul" | "memories" | "episodes" | "procedures" | "traces" | "recent" | "summary";
             /** Tokens */
             tokens: number;
             /** Item Ids */
@@ -655,7 +857,7 @@ export interface components {
          * EdgeType
          * @enum {string}
          */
-        EdgeType: "DERIVED_FROM" | "PRODUCED" | "COVERS" | "NEXT" | "HAS_MESSAGE" | "SAID" | "MENTIONS" | "RELATES_TO" | "SUPERSEDES" | "MERGED_INTO";
+        EdgeType: "DERIVED_FROM" | "PRODUCED" | "COVERS" | "NEXT" | "HAS_MESSAGE" | "SAID" | "MENTIONS" | "RELATES_TO" | "SUPERSEDES" | "MERGED_INTO" | "FIRST_STEP" | "HAS_STEP" | "CALLED" | "OF_TOOL" | "IN_SESSION";
         /** Entity */
         Entity: {
             /**
@@ -849,14 +1051,18 @@ export interface components {
         };
         /**
          * History
-         * @description A memory with what it superseded and what superseded it (oldest first).
+         * @description A memory (or procedure) with what it superseded and what superseded it (oldest first).
          */
         History: {
-            memory: components["schemas"]["MemoryRecord"];
+            /**
+             * Memory
+             * @description the memory or procedure asked about
+             */
+            memory: components["schemas"]["MemoryRecord"] | components["schemas"]["Procedure"];
             /** Supersedes */
-            supersedes: components["schemas"]["MemoryRecord"][];
+            supersedes: (components["schemas"]["MemoryRecord"] | components["schemas"]["Procedure"])[];
             /** Superseded By */
-            superseded_by: components["schemas"]["MemoryRecord"][];
+            superseded_by: (components["schemas"]["MemoryRecord"] | components["schemas"]["Procedure"])[];
             /**
              * Reasons
              * @description memory id -> reason of its SUPERSEDES edge
@@ -1153,6 +1359,16 @@ export interface components {
                 [key: string]: number;
             };
         };
+        /** OutcomeIn */
+        OutcomeIn: {
+            /** Success */
+            success: boolean;
+            /**
+             * Failed Step
+             * @description the step that failed: its number, id or text
+             */
+            failed_step?: number | string | null;
+        };
         /** Page[Episode] */
         Page_Episode_: {
             /** Items */
@@ -1188,9 +1404,19 @@ export interface components {
             /** Next Cursor */
             next_cursor?: string | null;
         };
+        /** Page[Trace] */
+        Page_Trace_: {
+            /** Items */
+            items: components["schemas"]["Trace"][];
+            /** Next Cursor */
+            next_cursor?: string | null;
+        };
         /**
          * Procedure
-         * @description A learned workflow: the task it serves and its ordered steps.
+         * @description A learned workflow: the task it serves and its ordered steps. The steps are a chain of
+         *     ``ProcedureStep`` nodes (FIRST_STEP, NEXT, HAS_STEP); ``steps`` lists them in order so a
+         *     procedure reads in one fetch. A version never changes its steps: the same task taught
+         *     differently is a new procedure that SUPERSEDES this one.
          */
         Procedure: {
             /**
@@ -1255,6 +1481,21 @@ export interface components {
              * @default 0
              */
             success_count: number;
+            /**
+             * Failure Count
+             * @default 0
+             */
+            failure_count: number;
+            /**
+             * Learned From
+             * @description the successful traces it was learned from
+             */
+            learned_from: string[];
+            /**
+             * Status Reason
+             * @default
+             */
+            status_reason: string;
             /** Keywords */
             keywords: string[];
         };
@@ -1270,6 +1511,77 @@ export interface components {
              */
             importance?: number;
         };
+        /**
+         * ProcedureStep
+         * @description One step of a procedure, a node with its own embedding, keywords and MENTIONS edges. Its
+         *     status follows its procedure's.
+         */
+        ProcedureStep: {
+            /**
+             * Id
+             * @default
+             */
+            id: string;
+            /**
+             * Namespace
+             * @default default
+             */
+            namespace: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** Metadata */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /**
+             * Kind
+             * @default step
+             * @constant
+             */
+            kind: "step";
+            /**
+             * Importance
+             * @default 0.5
+             */
+            importance: number;
+            /**
+             * Confidence
+             * @default 1
+             */
+            confidence: number;
+            /** @default active */
+            status: components["schemas"]["Status"];
+            /**
+             * Access Count
+             * @default 0
+             */
+            access_count: number;
+            /** Last Accessed At */
+            last_accessed_at: string | null;
+            /** Procedure Id */
+            procedure_id: string;
+            /** Order */
+            order: number;
+            /** Text */
+            text: string;
+            /**
+             * Failure Count
+             * @default 0
+             */
+            failure_count: number;
+            /** Entities */
+            entities: string[];
+            /** Keywords */
+            keywords: string[];
+        };
         /** RecallRequest */
         RecallRequest: {
             /** Query */
@@ -1280,7 +1592,7 @@ export interface components {
              */
             k?: number;
             /** Layers */
-            layers?: ("memory" | "episode" | "procedure" | "message")[] | null;
+            layers?: ("memory" | "episode" | "procedure" | "message" | "trace")[] | null;
             /** Include Superseded */
             include_superseded?: boolean | null;
             /** Include Archived */
@@ -1384,9 +1696,9 @@ export interface components {
              * Layer
              * @enum {string}
              */
-            layer: "memory" | "episode" | "procedure" | "message";
+            layer: "memory" | "episode" | "procedure" | "message" | "trace";
             /** Item */
-            item: components["schemas"]["MemoryRecord"] | components["schemas"]["Episode"] | components["schemas"]["Procedure"] | components["schemas"]["Message"];
+            item: components["schemas"]["MemoryRecord"] | components["schemas"]["Episode"] | components["schemas"]["Procedure"] | components["schemas"]["Message"] | components["schemas"]["Trace"];
             /** Score */
             score: number;
             breakdown: components["schemas"]["ScoreBreakdown"];
@@ -1398,6 +1710,11 @@ export interface components {
              * @default 0
              */
             tokens: number;
+            /**
+             * Matched Step
+             * @description a procedure found by one of its steps: that step's order
+             */
+            matched_step: number | null;
             /**
              * Turns
              * @description The conversation turns the item carries: a message itself, the turns a memory was
@@ -1511,6 +1828,15 @@ export interface components {
                 [key: string]: unknown;
             } | null;
         };
+        /** SimilarTrace */
+        SimilarTrace: {
+            trace: components["schemas"]["Trace"];
+            /**
+             * Similarity
+             * @description cosine of the query to the trace's task and outcome
+             */
+            similarity: number;
+        };
         /**
          * Source
          * @description How a memory was learned; sets its default confidence.
@@ -1522,10 +1848,28 @@ export interface components {
          * @enum {string}
          */
         Status: "active" | "superseded" | "archived" | "merged";
-        /** Step */
+        /**
+         * Step
+         * @description A procedure's step as the procedure lists it: its text and the id of its ``ProcedureStep``
+         *     node (empty in stores written before procedures were chains, until they migrate).
+         */
         Step: {
             /** Text */
             text: string;
+            /**
+             * Id
+             * @default
+             */
+            id: string;
+        };
+        /** StepIn */
+        StepIn: {
+            /** Thought */
+            thought?: string | null;
+            /** Action */
+            action?: string | null;
+            /** Observation */
+            observation?: string | null;
         };
         /**
          * SupersededBy
@@ -1590,6 +1934,25 @@ export interface components {
             type: "function";
             function: components["schemas"]["ToolFunction-Output"];
         };
+        /** ToolCallIn */
+        ToolCallIn: {
+            /** Tool */
+            tool: string;
+            /** Arguments */
+            arguments?: {
+                [key: string]: unknown;
+            } | null;
+            /** Result */
+            result?: string | null;
+            /**
+             * Status
+             * @default success
+             * @enum {string}
+             */
+            status?: "success" | "failure" | "error";
+            /** Duration Ms */
+            duration_ms?: number | null;
+        };
         /**
          * ToolFunction
          * @description The function a tool call invokes, as chat APIs send it: ``arguments`` is JSON text (an
@@ -1617,6 +1980,251 @@ export interface components {
              * @default
              */
             arguments: string;
+        };
+        /**
+         * ToolInvocation
+         * @description One tool call a trace step made (the ``:ToolCall`` node).
+         */
+        ToolInvocation: {
+            /**
+             * Id
+             * @default
+             */
+            id: string;
+            /**
+             * Namespace
+             * @default default
+             */
+            namespace: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** Metadata */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /**
+             * Kind
+             * @default tool_call
+             * @constant
+             */
+            kind: "tool_call";
+            /** Trace Id */
+            trace_id: string;
+            /** Step Id */
+            step_id: string;
+            /** Tool */
+            tool: string;
+            /** Arguments */
+            arguments: {
+                [key: string]: unknown;
+            };
+            /** Result */
+            result: string | null;
+            /**
+             * Status
+             * @default success
+             * @enum {string}
+             */
+            status: "success" | "failure" | "error";
+            /** Duration Ms */
+            duration_ms: number | null;
+        };
+        /**
+         * ToolStats
+         * @description How one tool has fared in a namespace's traces.
+         */
+        ToolStats: {
+            /** Tool */
+            tool: string;
+            /** Calls */
+            calls: number;
+            /** Successes */
+            successes: number;
+            /** Failures */
+            failures: number;
+            /** Errors */
+            errors: number;
+            /** Success Rate */
+            success_rate: number;
+            /**
+             * Mean Ms
+             * @description mean duration of the calls that reported one
+             */
+            mean_ms: number | null;
+            /** P95 Ms */
+            p95_ms: number | null;
+        };
+        /**
+         * Trace
+         * @description One run of an agent on a task: its steps (``TraceStep``), their tool calls and the outcome.
+         */
+        Trace: {
+            /**
+             * Id
+             * @default
+             */
+            id: string;
+            /**
+             * Namespace
+             * @default default
+             */
+            namespace: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** Metadata */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "trace";
+            /**
+             * Importance
+             * @default 0.4
+             */
+            importance: number;
+            /**
+             * Confidence
+             * @default 1
+             */
+            confidence: number;
+            /** @default active */
+            status: components["schemas"]["Status"];
+            /**
+             * Access Count
+             * @default 0
+             */
+            access_count: number;
+            /** Last Accessed At */
+            last_accessed_at: string | null;
+            /** Task */
+            task: string;
+            /** Session Id */
+            session_id: string | null;
+            /**
+             * Step Count
+             * @default 0
+             */
+            step_count: number;
+            /** Last Step Id */
+            last_step_id: string | null;
+            /**
+             * Outcome
+             * @default
+             */
+            outcome: string;
+            /** Success */
+            success: boolean | null;
+            /** Completed At */
+            completed_at: string | null;
+            /** Procedure Id */
+            procedure_id: string | null;
+            /** Keywords */
+            keywords: string[];
+        };
+        /** TraceIn */
+        TraceIn: {
+            /** Task */
+            task: string;
+            /** Session Id */
+            session_id?: string | null;
+            /** Metadata */
+            metadata?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /**
+         * TraceStep
+         * @description One step of a trace: what the agent thought, did and saw. ``order`` counts from 1 without gaps.
+         */
+        TraceStep: {
+            /**
+             * Id
+             * @default
+             */
+            id: string;
+            /**
+             * Namespace
+             * @default default
+             */
+            namespace: string;
+            /**
+             * Created At
+             * Format: date-time
+             */
+            created_at: string;
+            /**
+             * Updated At
+             * Format: date-time
+             */
+            updated_at: string;
+            /** Metadata */
+            metadata: {
+                [key: string]: unknown;
+            };
+            /**
+             * Kind
+             * @default trace_step
+             * @constant
+             */
+            kind: "trace_step";
+            /** Trace Id */
+            trace_id: string;
+            /** Order */
+            order: number;
+            /**
+             * Thought
+             * @default
+             */
+            thought: string;
+            /**
+             * Action
+             * @default
+             */
+            action: string;
+            /**
+             * Observation
+             * @default
+             */
+            observation: string;
+            /** Entities */
+            entities: string[];
+        };
+        /**
+         * TraceStepView
+         * @description A trace step with its tool calls, in the order they were made.
+         */
+        TraceStepView: {
+            step: components["schemas"]["TraceStep"];
+            /** Tool Calls */
+            tool_calls: components["schemas"]["ToolInvocation"][];
+        };
+        /**
+         * TraceView
+         * @description A trace with its steps in order (``get_trace``).
+         */
+        TraceView: {
+            trace: components["schemas"]["Trace"];
+            /** Steps */
+            steps: components["schemas"]["TraceStepView"][];
         };
         /**
          * ProblemDetails
@@ -5115,6 +5723,1194 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Tenant"];
+                };
+            };
+            /** @description malformed JSON, a cursor of another listing */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a key is required, or the key is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the key is for another namespace, or read-only */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description no such record in this namespace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description method not allowed */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a conflict: the id is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description invalid input: the field and why */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the store, the embedder or the model is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    procedure_steps_v1_procedures__procedure_id__steps_get: {
+        parameters: {
+            query?: {
+                /** @description the namespace to act in: only on an open loopback server; with a key it must be the key's own or left out */
+                namespace?: string | null;
+            };
+            header?: never;
+            path: {
+                procedure_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProcedureStep"][];
+                };
+            };
+            /** @description malformed JSON, a cursor of another listing */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a key is required, or the key is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the key is for another namespace, or read-only */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description no such record in this namespace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description method not allowed */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a conflict: the id is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description invalid input: the field and why */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the store, the embedder or the model is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    next_step_v1_procedures__procedure_id__next_get: {
+        parameters: {
+            query: {
+                /** @description a step's number, id or words close to its text */
+                after: string;
+                /** @description the namespace to act in: only on an open loopback server; with a key it must be the key's own or left out */
+                namespace?: string | null;
+            };
+            header?: never;
+            path: {
+                procedure_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProcedureStep"] | null;
+                };
+            };
+            /** @description malformed JSON, a cursor of another listing */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a key is required, or the key is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the key is for another namespace, or read-only */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description no such record in this namespace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description method not allowed */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a conflict: the id is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description invalid input: the field and why */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the store, the embedder or the model is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    record_outcome_v1_procedures__procedure_id__outcome_post: {
+        parameters: {
+            query?: {
+                /** @description the namespace to act in: only on an open loopback server; with a key it must be the key's own or left out */
+                namespace?: string | null;
+            };
+            header?: never;
+            path: {
+                procedure_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OutcomeIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Procedure"];
+                };
+            };
+            /** @description malformed JSON, a cursor of another listing */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a key is required, or the key is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the key is for another namespace, or read-only */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description no such record in this namespace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description method not allowed */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a conflict: the id is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description invalid input: the field and why */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the store, the embedder or the model is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    list_traces_v1_traces_get: {
+        parameters: {
+            query?: {
+                session_id?: string | null;
+                /** @description items per page */
+                limit?: number;
+                /** @description the next_cursor of the previous page */
+                cursor?: string | null;
+                /** @description the namespace to act in: only on an open loopback server; with a key it must be the key's own or left out */
+                namespace?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Page_Trace_"];
+                };
+            };
+            /** @description malformed JSON, a cursor of another listing */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a key is required, or the key is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the key is for another namespace, or read-only */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description no such record in this namespace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description method not allowed */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a conflict: the id is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description invalid input: the field and why */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the store, the embedder or the model is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    start_trace_v1_traces_post: {
+        parameters: {
+            query?: {
+                /** @description the namespace to act in: only on an open loopback server; with a key it must be the key's own or left out */
+                namespace?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TraceIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Trace"];
+                };
+            };
+            /** @description malformed JSON, a cursor of another listing */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a key is required, or the key is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the key is for another namespace, or read-only */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description no such record in this namespace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description method not allowed */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a conflict: the id is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description invalid input: the field and why */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the store, the embedder or the model is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    similar_traces_v1_traces_similar_get: {
+        parameters: {
+            query: {
+                task: string;
+                k?: number;
+                success_only?: boolean;
+                /** @description the namespace to act in: only on an open loopback server; with a key it must be the key's own or left out */
+                namespace?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimilarTrace"][];
+                };
+            };
+            /** @description malformed JSON, a cursor of another listing */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a key is required, or the key is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the key is for another namespace, or read-only */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description no such record in this namespace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description method not allowed */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a conflict: the id is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description invalid input: the field and why */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the store, the embedder or the model is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    get_trace_v1_traces__trace_id__get: {
+        parameters: {
+            query?: {
+                /** @description the namespace to act in: only on an open loopback server; with a key it must be the key's own or left out */
+                namespace?: string | null;
+            };
+            header?: never;
+            path: {
+                trace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TraceView"];
+                };
+            };
+            /** @description malformed JSON, a cursor of another listing */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a key is required, or the key is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the key is for another namespace, or read-only */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description no such record in this namespace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description method not allowed */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a conflict: the id is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description invalid input: the field and why */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the store, the embedder or the model is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    add_step_v1_traces__trace_id__steps_post: {
+        parameters: {
+            query?: {
+                /** @description the namespace to act in: only on an open loopback server; with a key it must be the key's own or left out */
+                namespace?: string | null;
+            };
+            header?: never;
+            path: {
+                trace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StepIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TraceStep"];
+                };
+            };
+            /** @description malformed JSON, a cursor of another listing */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a key is required, or the key is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the key is for another namespace, or read-only */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description no such record in this namespace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description method not allowed */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a conflict: the id is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description invalid input: the field and why */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the store, the embedder or the model is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    add_tool_call_v1_traces_steps__step_id__tool_calls_post: {
+        parameters: {
+            query?: {
+                /** @description the namespace to act in: only on an open loopback server; with a key it must be the key's own or left out */
+                namespace?: string | null;
+            };
+            header?: never;
+            path: {
+                step_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ToolCallIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolInvocation"];
+                };
+            };
+            /** @description malformed JSON, a cursor of another listing */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a key is required, or the key is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the key is for another namespace, or read-only */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description no such record in this namespace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description method not allowed */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a conflict: the id is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description invalid input: the field and why */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the store, the embedder or the model is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    complete_trace_v1_traces__trace_id__complete_post: {
+        parameters: {
+            query?: {
+                /** @description the namespace to act in: only on an open loopback server; with a key it must be the key's own or left out */
+                namespace?: string | null;
+            };
+            header?: never;
+            path: {
+                trace_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompleteIn"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Trace"];
+                };
+            };
+            /** @description malformed JSON, a cursor of another listing */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a key is required, or the key is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the key is for another namespace, or read-only */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description no such record in this namespace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description method not allowed */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a conflict: the id is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description invalid input: the field and why */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the store, the embedder or the model is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    tool_stats_v1_tools_stats_get: {
+        parameters: {
+            query?: {
+                /** @description the namespace to act in: only on an open loopback server; with a key it must be the key's own or left out */
+                namespace?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolStats"][];
                 };
             };
             /** @description malformed JSON, a cursor of another listing */

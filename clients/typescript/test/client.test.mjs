@@ -76,6 +76,18 @@ test("entities, episodes, procedures", async () => {
   assert.deepEqual((await open.getProcedure(proc.id)).steps.map((s) => s.text), ["heat water to 90C", "steep 3 minutes"]);
   assert.deepEqual((await collect(open.procedures())).map((p) => p.id), [proc.id]);
   await assert.rejects(open.getEpisode(proc.id), NotFoundError); // a procedure is not an episode
+  assert.equal((await open.nextStep(proc.id, 1)).text, "steep 3 minutes");
+  assert.equal(await open.nextStep(proc.id, "steep"), null);
+  assert.equal((await open.recordOutcome(proc.id, false, 2)).failure_count, 1);
+  assert.deepEqual((await open.procedureSteps(proc.id)).map((s) => s.failure_count), [0, 1]);
+  const run = await open.startTrace({ task: "brew a second pot" });
+  const step = await open.addStep(run.id, { action: "heat water" });
+  await open.addToolCall(step.id, { tool: "kettle", arguments: { celsius: 90 }, duration_ms: 120 });
+  assert.equal((await open.completeTrace(run.id, true, "tea ready")).success, true);
+  assert.deepEqual((await open.getTrace(run.id)).steps.map((s) => s.tool_calls.map((c) => c.tool)), [["kettle"]]);
+  assert.equal((await open.toolStats())[0].tool, "kettle");
+  assert.equal((await open.similarTraces("second pot of tea"))[0].trace.id, run.id);
+  assert.deepEqual((await collect(open.traces())).map((t) => t.id), [run.id]);
   const graph = await open.graph({ entity: "Ana" });
   assert.ok(graph.nodes.some((n) => n.id === ana.id) && graph.edges.length > 0);
 });
