@@ -96,7 +96,8 @@ def test_no_cypher_file_is_unused():
     assert "schema_files()" in source and "explore_files()" in cli  # every schema and explore file is loaded
     assert set(explore_files()) == {
         "person_facts", "memory_provenance", "procedures", "entity_neighbourhood", "expiring_memories",
-        "maintenance_runs", "session_timeline", "person_mentions",
+        "maintenance_runs", "session_timeline", "person_mentions", "procedures_using_entity", "failing_steps",
+        "trace_tool_calls", "slowest_tools",
     }
 
 
@@ -316,7 +317,7 @@ def test_cli_init_and_cypher_on_neo4j(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     for name in explore_files():
         res = runner.invoke(app, ["-n", "t1", "cypher", name, "-p", "name=ann", "-p", "memory_id=none",
-                                  "-p", "session_id=none"])
+                                  "-p", "session_id=none", "-p", "trace_id=none"])
         assert res.exit_code == 0, (name, res.output)
     res = runner.invoke(app, ["-n", "t1", "cypher", "person_facts", "-p", "name=Ann"])
     assert "black coffee" in res.output and "green tea" in res.output

@@ -184,7 +184,7 @@ def print_context(ctx: Context) -> None:
     out.print(f"[dim]{ctx.tokens}/{ctx.budget} tokens, {len(ctx.items)} items, {ctx.dropped} dropped; {timing}[/dim]")
 
 
-from . import commands, entities, lifecycle, model, serve, sessions, viz  # noqa: E402,F401  (registers the commands)
+from . import commands, entities, lifecycle, model, procedural, serve, sessions, viz  # noqa: E402,F401  (registers the commands)
 
 
 def main() -> None:
