@@ -107,10 +107,6 @@ class Recaller:
                                      layer_statuses[layer])
             for layer in layers
         }
-        step_jobs = [self._pool.submit(search, namespace, "step", *args, layer_statuses["procedure"])
-                     for search, args in ((self.store.vector_search, (qvec, options.vector_candidates)),
-                                          (self.store.keyword_search, (query, options.keyword_candidates)))] \
-            if "procedure" in layers else []
         t1 = time.perf_counter()
         entities = self.query_entities(namespace, query) if options.graph_candidates else {}
         q_terms = set(keywords(query))
@@ -140,7 +136,10 @@ class Recaller:
                 c.graph, c.entity = g, entity_id
                 c.semantic = max(0.0, sim)
                 c.via.append("graph")
-            if layer == "procedure" and step_jobs:
+            if layer == "procedure" and cands:  # steps are searched only where there are procedures at all
+                step_jobs = [self._pool.submit(search, namespace, "step", *args, layer_statuses[layer])
+                             for search, args in ((self.store.vector_search, (qvec, options.vector_candidates)),
+                                                  (self.store.keyword_search, (query, options.keyword_candidates)))]
                 self._found_by_steps(namespace, cands, *(job.result() for job in step_jobs))
             if len(cands) > options.max_candidates:
                 ranked = sorted(cands.items(), key=lambda kv: -(kv[1].semantic or 0) - kv[1].graph - (kv[1].keyword_raw > 0))
