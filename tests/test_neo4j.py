@@ -270,6 +270,24 @@ def test_vector_search_is_tenant_correct_when_the_namespace_is_a_small_share(tmp
         store.close()
 
 
+def test_a_routing_uri_reads_its_own_writes(tmp_path):
+    """Through a ``neo4j://`` URI (the routing driver a cluster or Aura needs: reads go to
+    followers) every session shares one bookmark manager, so a read waits for the writes made
+    before it; on this single server the routing path and the bookmarks are what can be tested."""
+    wipe_neo4j()
+    routed = Neo4jStore(NEO4J_TEST_URI.replace("bolt://", "neo4j://"), "neo4j", NEO4J_TEST_PASSWORD)
+    try:
+        routed.init(embedder="test-embedder", dim=DIM)
+        for i in range(5):
+            rec = MemoryRecord(namespace="routed", text=f"fact {i}")
+            routed.put("routed", [rec], unit(1, i)[None, :])
+            assert [n.id for n in routed.get("routed", [rec.id])] == [rec.id]  # read right after its write
+            assert routed._bookmarks.get_bookmarks()  # the write's bookmark is carried by the next read
+        assert routed.count("routed")["memory"] == 5
+    finally:
+        routed.close()
+
+
 def test_server_down_names_the_uri():
     s = Neo4jStore("bolt://127.0.0.1:7699", "neo4j", "x", retry_seconds=2)
     with pytest.raises(StoreError, match="127.0.0.1:7699"):

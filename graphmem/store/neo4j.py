@@ -91,6 +91,9 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin):
             )
         except (ValueError, neo4j.exceptions.ConfigurationError) as exc:
             raise ConfigurationError(f"invalid Neo4j URI {uri!r}: {exc}") from exc
+        # one bookmark manager for every session: in a cluster a read (routed to a follower) waits
+        # for the writes this store made before it, so a recall sees the turns just added
+        self._bookmarks = neo4j.GraphDatabase.bookmark_manager()
         self._lock = threading.RLock()
         self._access = AccessBuffer(self._write_access)
         self._label_counts: dict[str, tuple[float, int]] = {}
@@ -127,8 +130,11 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin):
         except exc_mod.DriverError as exc:
             raise StoreError(f"Neo4j driver error for {self.uri}: {exc}") from exc
 
+    def _session(self, **options: Any) -> Any:
+        return self._driver.session(database=self.database, bookmark_manager=self._bookmarks, **options)
+
     def _run(self, write: bool, work: Callable[[Any], T]) -> T:
-        with self._errors(), self._driver.session(database=self.database) as session:
+        with self._errors(), self._session() as session:
             return session.execute_write(work) if write else session.execute_read(work)
 
     def _statement(self, write: bool, name: str, params: dict[str, Any]) -> list[Any]:
@@ -201,7 +207,7 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin):
         self._apply_schema(dim, self._prop)
 
     def _apply_schema(self, dim: int, prop: str, only_vectors: bool = False) -> None:
-        with self._errors(), self._driver.session(database=self.database) as session:
+        with self._errors(), self._session() as session:
             for row in self._read("schema_vector_indexes"):
                 if row["name"].endswith("_" + prop) and row["dim"] is not None and int(row["dim"]) != dim:
                     if self._read("embeddings_exist", _ids={"label": row["label"]}, prop=prop)[0]["found"]:

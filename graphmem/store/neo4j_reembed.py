@@ -31,7 +31,7 @@ class ReembedMixin:
             pass
 
     def _drop_vector_indexes(self, prop: str) -> None:
-        with self._errors(), self._driver.session(database=self.database) as session:
+        with self._errors(), self._session() as session:
             for row in self._read("schema_vector_indexes"):
                 if row["name"].endswith("_" + prop):
                     session.run(query("schema_drop_index").text, {"name": row["name"]}).consume()

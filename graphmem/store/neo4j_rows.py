@@ -94,9 +94,7 @@ class ExploreMixin:
             return list(result.keys()), [list(r.values()) for r in result]
 
         try:
-            with self._errors(), self._driver.session(
-                database=self.database, default_access_mode=self._neo4j.READ_ACCESS
-            ) as session:
+            with self._errors(), self._session(default_access_mode=self._neo4j.READ_ACCESS) as session:
                 return session.execute_read(work)
         except StoreError as exc:
             cause = exc.__cause__
