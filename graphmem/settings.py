@@ -177,6 +177,10 @@ class Settings(BaseSettings):
                                    "embedded store file, <name>.keys.db")
     serve_max_body: int = Field(16 * 2**20, ge=1024, description="graphmem serve: the largest request body in bytes")
     embedder: Literal["use", "e5"] = "use"
+    blas_threads: int | None = Field(
+        None, ge=1, description="threads numpy's BLAS may use in this process, set when a Memory opens (None: as the "
+        "process has it). 1 halves the client CPU of a recall (OpenBLAS workers spin after each call) at equal "
+        "latency; graphmem serve and mcp use 1 unless this is set (benchmarks/blas_threads.py)")
     recall: RecallOptions = RecallOptions()
     lifecycle: LifecycleSettings = LifecycleSettings()
     procedures: ProcedureSettings = ProcedureSettings()

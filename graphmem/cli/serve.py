@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Optional
 
 import typer
@@ -44,6 +45,12 @@ def guarded_host(host: str, keys) -> None:
                                  "`graphmem keys create --namespace NS` (an open server is for loopback only)")
 
 
+def serving_settings():
+    """A server's settings: one BLAS thread unless GRAPHMEM_BLAS_THREADS says otherwise (recall's
+    latency is the same, its CPU half, and the cores stay with a co-located Neo4j)."""
+    return settings(**({} if "GRAPHMEM_BLAS_THREADS" in os.environ else {"blas_threads": 1}))
+
+
 @app.command()
 @handles_errors
 def serve(
@@ -57,7 +64,7 @@ def serve(
     from ..engine import Memory
     from ..serve.app import create_app
 
-    conf, keys = settings(), key_store()
+    conf, keys = serving_settings(), key_store()
     guarded_host(host, keys)
     server = create_app(lambda: Memory(state.db, settings=conf), keys, max_body=conf.serve_max_body)
     mode = "API keys required" if keys.any() else "open (no API keys; loopback only)"
@@ -82,7 +89,7 @@ def mcp(
     from ..engine import Memory
     from ..serve.mcp import build
 
-    conf, keys = settings(), key_store()
+    conf, keys = serving_settings(), key_store()
     if transport == "http":
         guarded_host(host, keys)
     with Memory(state.db, settings=conf) as memory:

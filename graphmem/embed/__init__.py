@@ -18,7 +18,14 @@ from ..errors import ConfigurationError, EmbeddingError
 
 log = logging.getLogger(__name__)
 
-__all__ = ["E5Embedder", "Embedder", "USEEmbedder", "embedder_for", "make_embedder"]
+__all__ = ["E5Embedder", "Embedder", "USEEmbedder", "embedder_for", "limit_blas", "make_embedder"]
+
+
+def limit_blas(threads: int) -> None:
+    """Let numpy's BLAS (OpenBLAS, MKL) use at most ``threads`` threads in this process, from now on."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=threads, user_api="blas")
 
 
 @runtime_checkable

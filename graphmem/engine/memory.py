@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
-from ..embed import Embedder, embedder_for, make_embedder
+from ..embed import Embedder, embedder_for, limit_blas, make_embedder
 from ..errors import ConfigurationError, NamespaceNotFoundError, NotFoundError, ValidationError
 from ..extract.extractors import Extractor
 from ..lifecycle import (
@@ -71,6 +71,8 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
         if path is not None:
             settings = settings.model_copy(update={"path": Path(path), "backend": "embedded"})
         self.settings = settings
+        if settings.blas_threads:  # asked for: it acts on the whole process
+            limit_blas(settings.blas_threads)
         configured = embedder or make_embedder(settings.embedder, settings.cache_dir)
         store = store or open_store(settings)
         live = configured
