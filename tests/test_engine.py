@@ -391,3 +391,23 @@ def test_an_answer_borrows_relevance_from_the_question_before_it(mem):
     off = RecallOptions(neighbour_turns=0.0, session_prior=0.0)
     assert next(h for h in mem.recall("What was cooked for the potluck on Saturday?", k=3, layers=["message"], options=off)
                 if "lentil" in h.text).breakdown.context == 0
+
+
+def test_blas_threads_are_limited_only_when_asked(tmp_path, monkeypatch):
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from graphmem.cli.serve import serving_settings
+
+    def blas() -> set[int]:
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    with threadpool_limits(limits=None):  # puts the process back as it was when the block ends
+        before = blas()
+        Memory(tmp_path / "a.db").close()
+        assert blas() == before  # a library user's process is left as it is
+        Memory(tmp_path / "b.db", settings=Settings(blas_threads=1)).close()
+        assert blas() == {1}
+    monkeypatch.delenv("GRAPHMEM_BLAS_THREADS", raising=False)
+    assert serving_settings().blas_threads == 1  # graphmem serve and mcp: one thread
+    monkeypatch.setenv("GRAPHMEM_BLAS_THREADS", "2")
+    assert serving_settings().blas_threads == 2
