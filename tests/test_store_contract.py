@@ -122,6 +122,17 @@ def test_vector_search_is_exact_and_filters_status(store):
         store.vector_search("a", "memory", np.full(DIM, np.nan), 3, [Status.active])
 
 
+def test_fetch_with_cosines_and_the_kinds_a_namespace_holds(store):
+    assert store.kinds_held("a") == set()
+    m1, m2 = mem("tea"), mem("coffee")
+    ep = Episode(namespace="a", summary="a talk about drinks")
+    store.put("a", [m1, m2, ep], np.vstack([unit(1, 0), NAN, unit(0, 1)]))
+    assert store.kinds_held("a") == {"memory", "episode"} and store.kinds_held("b") == set()
+    found, sims = store.get_scored("a", "memory", [m2.id, "nope", ep.id, m1.id], unit(1, 1))
+    assert [n.id for n in found] == [m2.id, ep.id, m1.id]  # as get: in the order asked, unknown ids left out
+    assert set(sims) == {m1.id} and sims[m1.id] == pytest.approx(np.sqrt(0.5), abs=1e-4)  # its kind, with a vector
+
+
 def test_keyword_search_english_stems_and_chinese_words(store):
     en = mem("Alice prefers TypeScript for tooling")
     zh = mem("我对花生过敏，不能吃花生酱")

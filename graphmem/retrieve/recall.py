@@ -84,11 +84,13 @@ class Recaller:
         query_vector: np.ndarray | None = None,
     ) -> RecallResult:
         now = now or utcnow()
-        layers, statuses, session_id, as_of = filter.layers, filter.statuses(), filter.session_id, filter.as_of
+        statuses, session_id, as_of = filter.statuses(), filter.session_id, filter.as_of
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
+        held = self._pool.submit(self.store.kinds_held, namespace)  # beside the embedding, on a server
         qvec = query_vector if query_vector is not None else self.embedder.embed([query], query=True)[0]
         timings["embed"] = (time.perf_counter() - t0) * 1000
+        layers = [layer for layer in filter.layers if layer in held.result()]  # a kind the tenant lacks costs nothing
 
         # The log stays searchable: a message whose window was extracted is archived and steps
         # back behind the memories (its importance and confidence are lower) but is not lost,
@@ -154,12 +156,13 @@ class Recaller:
         span = time_span(query, filter.asked_at or now) if options.time_boost else None
 
         def fetch(layer: str, cands: dict[str, _Candidate]) -> dict[str, Any]:
-            records = {r.id: r for r in self.store.get(namespace, list(cands))}
-            missing = [i for i, c in cands.items() if c.semantic is None and i in records]
-            if missing:
-                for node_id, sim in self.store.vector_scores(namespace, layer, missing, qvec).items():
+            if all(c.semantic is not None for c in cands.values()):
+                return {r.id: r for r in self.store.get(namespace, list(cands))}
+            found, sims = self.store.get_scored(namespace, layer, list(cands), qvec)  # one read: fetch and rescore
+            for node_id, sim in sims.items():
+                if cands[node_id].semantic is None:
                     cands[node_id].semantic = max(0.0, sim)
-            return records
+            return {r.id: r for r in found}
 
         def admitted(layer: str, rec: Any) -> bool:
             if rec is None or rec.kind != layer or rec.status not in layer_statuses[layer]:
@@ -249,8 +252,8 @@ class Recaller:
             near = {e.target if e.source in top else e.source
                     for e in self.store.edges(namespace, top, types=[EdgeType.NEXT], direction="both")} - set(kept)
             if near:
-                fresh = [r for r in self.store.get(namespace, list(near)) if admitted("message", r)]
-                sims = self.store.vector_scores(namespace, "message", [r.id for r in fresh], qvec)
+                found, sims = self.store.get_scored(namespace, "message", list(near), qvec)
+                fresh = [r for r in found if admitted("message", r)]
                 for r in fresh:
                     cands[r.id] = _Candidate(semantic=max(0.0, sims.get(r.id, 0.0)), via=["context"])
                     kept[r.id] = (r, 0.0)

@@ -315,6 +315,10 @@ class Store(Protocol):
     ) -> list[tuple[str, float]]:
         """BM25 top-k (higher is better, unnormalised) for a natural-language query."""
 
+    def kinds_held(self, namespace: str) -> set[str]:
+        """Which of the recall layers' kinds (memory, message, episode, procedure, trace) the
+        namespace holds any node of, read now: recall searches only those."""
+
     def find_entities(self, namespace: str, names: Iterable[str]) -> dict[str, Entity]:
         """Entities whose normalised name or alias equals a normalised name given, keyed by it
         (where several share a name: the oldest)."""
@@ -351,6 +355,11 @@ class Store(Protocol):
         self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
     ) -> dict[str, float]:
         """Cosine similarity of ``vector`` to each given node that has a vector."""
+
+    def get_scored(
+        self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
+    ) -> tuple[list[Node], dict[str, float]]:
+        """``get(ids)`` and ``vector_scores`` of its nodes of ``kind``, in one read."""
 
     def pending_vectors(self, kind: NodeKind, limit: int) -> list[Node]:
         """Nodes of ``kind``, in any namespace, stored without a vector yet (written with

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..models import NodeKind, Status
+from ..models import LAYERS, Node, NodeKind, Status
 from ..text import query_terms
 from .base import scope_token, unit_query
 from .embedded_ann import AnnState, ann_file, settle
@@ -52,6 +52,16 @@ class SearchMixin:
                 "SELECT 1 FROM nodes WHERE namespace = ? AND kind = ? LIMIT 1", (namespace, kind)).fetchone() is not None
             self._kinds[1][(namespace, kind)] = held
         return held
+
+    def get_scored(
+        self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
+    ) -> tuple[list[Node], dict[str, float]]:
+        return self.get(namespace, ids), self.vector_scores(namespace, kind, ids, vector)
+
+    def kinds_held(self, namespace: str) -> set[str]:
+        with self._lock, self._guard():
+            self._sync()
+            return {kind for kind in LAYERS if self._holds(namespace, kind)}
 
     def vector_search(
         self, namespace: str, kind: NodeKind, vector: np.ndarray, k: int, statuses: Sequence[Status]

@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..errors import ConfigurationError, ConflictError, StoreError, ValidationError
-from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
+from ..models import LAYERS, Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..telemetry import traced_methods
 from ..text import MAX_QUERY_TERMS, normalise_name, query_terms
 from .base import (
@@ -507,6 +507,10 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin):
         return [(node_id, float(score)) for node_id, score in self._rows("keyword_search", query=lucene, k=k,
                                                                            namespace=namespace)]
 
+    def kinds_held(self, namespace: str) -> set[str]:
+        (row,) = self._read("namespace_kinds", namespace=namespace)
+        return {kind for kind in LAYERS if row[kind]}
+
     def find_entities(self, namespace: str, names: Iterable[str]) -> dict[str, Entity]:
         return first_named(self.entities_named(namespace, names))
 
@@ -587,6 +591,18 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin):
         q = (q / (np.linalg.norm(q) or 1.0)).tolist()
         rows = self._rows("vector_scores", namespace=namespace, kind=kind, ids=list(ids), vector=q, prop=self._prop)
         return {node_id: 2.0 * score - 1.0 for node_id, score in rows}
+
+    def get_scored(
+        self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
+    ) -> tuple[list[Node], dict[str, float]]:
+        q = unit_query(vector, self.dim).tolist()
+        found: dict[str, Node] = {}
+        sims: dict[str, float] = {}
+        for chunk in _chunks(list(dict.fromkeys(ids)), _READ_CHUNK):
+            (row,) = self._read("nodes_get_scored", namespace=namespace, ids=chunk, kind=kind, vector=q, prop=self._prop)
+            found.update((n.id, n) for n in self._hydrate(row["rows"], namespace))
+            sims.update((node_id, 2.0 * score - 1.0) for node_id, score in row["sims"])
+        return [found[i] for i in ids if i in found], {i: s for i, s in sims.items() if i in found}
 
     def pending_vectors(self, kind: NodeKind, limit: int) -> list[Node]:
         return self._hydrate(self._rows("pending_vectors", kind=kind, limit=limit))
