@@ -14,7 +14,7 @@ from datetime import datetime
 import numpy as np
 
 from ..embed import Embedder
-from ..models import Edge, EdgeType, Entity, EntityIn, Node, Procedure, ProcedureStep, Status, Step, embed_text
+from ..models import Edge, EdgeType, Entity, EntityIn, Node, Procedure, ProcedureStep, Status, Step, embed_text, item_text
 from ..store import Store
 from ..text import keywords, normalise_name
 from .builders import EntityResolver, TaggedIn
@@ -146,7 +146,7 @@ class ChainBuilder:
             "confidence": confidence, "created_at": now, "updated_at": now, "learned_from": list(learned_from),
         }, "procedure")
         texts = [s.text for s in proc.steps]
-        vecs = self.parts.embedder.embed([proc.task, _whole(proc), *texts])
+        vecs = self.parts.embedder.embed([proc.task, item_text(proc), *texts])
         task_vec, whole_vec, step_vecs = vecs[0], vecs[1], vecs[2:]
         old = self.same_task(namespace, proc.task, task_vec, whole_vec)
         out = Change()
@@ -156,7 +156,7 @@ class ChainBuilder:
             out.add(kept)
             out.expect[old.id] = old.updated_at
             return kept, out, "reinforced"
-        proc.keywords = keywords(_whole(proc))
+        proc.keywords = keywords(item_text(proc))
         proc, chain = self.chain(namespace, proc, step_vecs, now, EntityResolver(self.parts.store, namespace, now))
         out.add(proc, whole_vec)
         out.extend(chain)
@@ -199,11 +199,6 @@ class ChainBuilder:
         out.edges.append(Edge(namespace=namespace, source=new_id, type=EdgeType.SUPERSEDES, target=old.id,
                               props={"reason": reason, "at": now.isoformat()}))
         return out
-
-
-def _whole(proc: Procedure) -> str:
-    """What a procedure's own vector is of: its task and its numbered steps."""
-    return proc.task + ": " + "; ".join(f"{i}. {s.text}" for i, s in enumerate(proc.steps, 1))
 
 
 def chain_namespace(parts: Parts, builder: ChainBuilder, namespace: str, now: datetime) -> int:
