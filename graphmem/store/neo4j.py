@@ -29,39 +29,37 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..errors import ConfigurationError, ConflictError, StoreError, ValidationError
-from ..models import LAYERS, Edge, EdgeType, Entity, Node, NodeKind, Status
+from ..models import Edge, EdgeType, Node, NodeKind, Status
 from ..telemetry import traced_methods
-from ..text import MAX_QUERY_TERMS, normalise_name, query_terms
 from .base import (
-    VECTOR_KINDS, AccessBuffer, Accesses, Direction, StoreCapabilities, check_batch, entity_norms, first_named, hydrate, named_lists, prepare_vectors, scope_token, unit_query,
+    VECTOR_KINDS, AccessBuffer, Accesses, Direction, StoreCapabilities, check_batch, entity_norms, hydrate,
+    prepare_vectors,
 )
 from .cypher import LABELS, VECTOR_PROPS, query, schema_files
 from .neo4j_reembed import ReembedMixin
 from .neo4j_retire import RetireMixin, retired_form
 from .neo4j_retire import retirements as _retirements
 from .neo4j_rows import WRITE_BATCH as _WRITE_BATCH
+from .neo4j_rows import READ_CHUNK as _READ_CHUNK
 from .neo4j_rows import ExploreMixin
 from .neo4j_rows import chunks as _chunks
 from .neo4j_rows import edge_rows as _edge_rows
-from .neo4j_rows import lucene_term as _lucene_term
 from .neo4j_rows import props as _props
 from .neo4j_rows import to_native as _to_native
+from .neo4j_search import SearchMixin
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "1"
 FULLTEXT_LABELS = ("Memory", "Message", "Episode", "Procedure", "Entity", "Step", "Trace")  # 03_fulltext_indexes
-_READ_CHUNK = 5000  # ids per IN list
 _DELETE_BATCH = 10_000
-_LABEL_COUNT_TTL = 10.0
 _NAMESPACE_TTL = 5.0
-_MAX_CANDIDATES = 5000  # the most HNSW candidates asked before an exact scan of the namespace
 
 T = TypeVar("T")
 
 
 @traced_methods("graphmem.store")
-class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin):
+class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
     """A Store on a Neo4j 5.26+ server (or cluster, or Aura). See the module docstring."""
 
     def __init__(
@@ -446,83 +444,6 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin):
                 out[row["id"]] = np.asarray(row["embedding"], dtype=np.float32)
         return out
 
-    # search --------------------------------------------------------------------------------
-    def _label_count(self, label: str) -> int:
-        now = time.monotonic()
-        cached = self._label_counts.get(label)
-        if cached is None or now - cached[0] > _LABEL_COUNT_TTL:
-            cached = (now, int(self._read("label_count", _ids={"label": label})[0]["n"]))
-            self._label_counts[label] = cached
-        return cached[1]
-
-    def vector_search(
-        self, namespace: str, kind: NodeKind, vector: np.ndarray, k: int, statuses: Sequence[Status]
-    ) -> list[tuple[str, float]]:
-        """Tenant-correct top-k. The HNSW index is global, so ``db.index.vector.queryNodes``
-        returns the top-k of all tenants: its answer is only a list of candidates.
-
-        - A kind with fewer than ``exact_below`` nodes in the whole database is scanned exactly.
-        - Otherwise the index is asked for ``oversample * k`` candidates (at least 100); the
-          namespace's own, of the asked statuses, are rescored exactly.
-        - If fewer than k survive while the index had more to give, the share of survivors
-          sizes a second, larger ask (up to ``_MAX_CANDIDATES``); a namespace with no survivor,
-          or still short, is scanned exactly.
-        So recall never returns another tenant's node nor silently fewer than the tenant has;
-        a large namespace gets HNSW's approximate top-k, rescored exactly."""
-        q = unit_query(vector, self.dim)
-        if k <= 0:
-            return []
-        status_values = [Status(s).value for s in statuses]
-        label = LABELS[kind]
-        qlist = q.tolist()
-        if kind in VECTOR_KINDS and self._label_count(label) >= self.exact_below:
-            candidates = max(100, self.oversample * k)
-            while True:
-                row = self._read(
-                    "vector_ann", index=f"{kind}_{self._prop}", candidates=candidates, vector=qlist,
-                    namespace=namespace, statuses=status_values, prop=self._prop,
-                )[0]
-                scored = sorted(((i, 2.0 * s - 1.0) for i, s in row["scored"]), key=lambda t: (-t[1], t[0]))
-                if len(scored) >= k or row["seen"] < candidates:
-                    return scored[:k]  # enough, or the index holds nothing more
-                if not scored or candidates >= _MAX_CANDIDATES:
-                    break
-                share = len(scored) / row["seen"]
-                candidates = min(_MAX_CANDIDATES, max(2 * candidates, int(2 * k / share)))
-        rows = self._rows(
-            "vector_exact", _ids={"label": label}, namespace=namespace, statuses=status_values, vector=qlist, k=k,
-            prop=self._prop,
-        )
-        return [(node_id, 2.0 * score - 1.0) for node_id, score in rows]
-
-    def keyword_search(
-        self, namespace: str, kind: NodeKind, text: str, k: int, statuses: Sequence[Status]
-    ) -> list[tuple[str, float]]:
-        terms = query_terms(text)[:MAX_QUERY_TERMS]
-        if not terms or k <= 0:
-            return []
-        scopes = " ".join(scope_token(namespace, kind, Status(s).value) for s in statuses)
-        # scope tokens filter (boost 0: they add nothing to BM25); terms are quoted phrases
-        lucene = f"+({scopes})^0 +({' '.join(_lucene_term(t) for t in terms)})"
-        return [(node_id, float(score)) for node_id, score in self._rows("keyword_search", query=lucene, k=k,
-                                                                           namespace=namespace)]
-
-    def kinds_held(self, namespace: str) -> set[str]:
-        (row,) = self._read("namespace_kinds", namespace=namespace)
-        return {kind for kind in LAYERS if row[kind]}
-
-    def find_entities(self, namespace: str, names: Iterable[str]) -> dict[str, Entity]:
-        return first_named(self.entities_named(namespace, names))
-
-    def entities_named(self, namespace: str, names: Iterable[str]) -> dict[str, list[Entity]]:
-        norms = sorted({normalise_name(n) for n in names} - {""})
-        hits: dict[str, list[str]] = {}
-        for chunk in _chunks(norms, _READ_CHUNK):
-            for norm, entity_id in self._rows("entity_names_find", namespace=namespace, norms=chunk):
-                hits.setdefault(norm, []).append(entity_id)
-        entities = {e.id: e for e in self.get(namespace, list({i for ids in hits.values() for i in ids}))}
-        return named_lists(hits, entities)  # type: ignore[arg-type]
-
     # edges ---------------------------------------------------------------------------------
     def add_edges(self, namespace: str, edges: Sequence[Edge]) -> None:
         self.put(namespace, [], edges=edges)
@@ -570,39 +491,6 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin):
                                   limit=limit - len(hops))
             hops.update((e, hop) for e in frontier)
         return hops
-
-    def mentioned_by(
-        self, namespace: str, entity_ids: Sequence[str], kind: NodeKind, statuses: Sequence[Status], limit: int
-    ) -> list[tuple[str, str]]:
-        if not entity_ids or limit <= 0:
-            return []
-        rows = self._rows(
-            "mentioned_by", namespace=namespace, ids=list(entity_ids), kind=kind,
-            statuses=[Status(s).value for s in statuses], limit=limit,
-        )
-        return [(node_id, entity_id) for node_id, entity_id in rows]
-
-    def vector_scores(
-        self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
-    ) -> dict[str, float]:
-        if not ids:
-            return {}
-        q = np.asarray(vector, dtype=np.float32).reshape(-1)
-        q = (q / (np.linalg.norm(q) or 1.0)).tolist()
-        rows = self._rows("vector_scores", namespace=namespace, kind=kind, ids=list(ids), vector=q, prop=self._prop)
-        return {node_id: 2.0 * score - 1.0 for node_id, score in rows}
-
-    def get_scored(
-        self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
-    ) -> tuple[list[Node], dict[str, float]]:
-        q = unit_query(vector, self.dim).tolist()
-        found: dict[str, Node] = {}
-        sims: dict[str, float] = {}
-        for chunk in _chunks(list(dict.fromkeys(ids)), _READ_CHUNK):
-            (row,) = self._read("nodes_get_scored", namespace=namespace, ids=chunk, kind=kind, vector=q, prop=self._prop)
-            found.update((n.id, n) for n in self._hydrate(row["rows"], namespace))
-            sims.update((node_id, 2.0 * score - 1.0) for node_id, score in row["sims"])
-        return [found[i] for i in ids if i in found], {i: s for i, s in sims.items() if i in found}
 
     def pending_vectors(self, kind: NodeKind, limit: int) -> list[Node]:
         return self._hydrate(self._rows("pending_vectors", kind=kind, limit=limit))

@@ -12,6 +12,7 @@ from ..models import Edge, EdgeType, Node
 from .base import body_terms, node_text, scope_token
 
 WRITE_BATCH = 2000  # nodes or edges per UNWIND
+READ_CHUNK = 5000  # ids per IN list
 
 
 def lucene_term(term: str) -> str:
