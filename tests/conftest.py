@@ -67,6 +67,8 @@ def wipe_neo4j() -> None:
     from neo4j import GraphDatabase
 
     with GraphDatabase.driver(NEO4J_TEST_URI, auth=("neo4j", NEO4J_TEST_PASSWORD)) as driver, driver.session() as s:
+        # relationships first: a hub's thousands would otherwise land in one node batch
+        s.run("MATCH ()-[r]->() CALL (r) { DELETE r } IN TRANSACTIONS OF 10000 ROWS").consume()
         s.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
 
 

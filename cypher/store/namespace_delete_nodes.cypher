@@ -1,4 +1,4 @@
-// purpose: delete one batch of a namespace's nodes with their relationships (called until it
+// purpose: delete one batch of a namespace's nodes with what relationships are left (called until it
 //          returns 0, so one transaction never holds a whole large namespace)
 // params:  $namespace (string), $batch (int)
 // mode:    write

@@ -251,6 +251,8 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
         with self._lock:
             self._access.flush()
             self._access.discard_namespace(namespace)
+        while self._write("namespace_delete_rels", namespace=namespace, batch=_DELETE_BATCH)[0]["deleted"]:
+            pass
         total = 0
         while True:
             n = self._write("namespace_delete_nodes", namespace=namespace, batch=_DELETE_BATCH)[0]["deleted"]
