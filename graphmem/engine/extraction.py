@@ -16,13 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from ..extract import default_model_path
 from ..errors import ExtractionError
 from ..extract.extractors import ASSISTANT_CHARS, Extractor, LlamaExtractor, OpenAICompatibleExtractor, extract_window
 from ..extract.schema import Extraction
 from ..lifecycle import GraphBuilder, Parts, WindowFolder
+from ..lifecycle.chains import Change
 from ..models import Message, Session, utcnow
 from ..settings import Settings
 from ..text import STOPWORDS, keywords
@@ -243,13 +242,12 @@ class ExtractionWorker(BackgroundWorker):
                     log.warning("session %s of %s is gone; window %d:%d dropped", session_id, namespace, start, end)
                     return False
                 session = found[0]
-                expect = {session_id: session.updated_at}  # an append by another writer meanwhile: fold again
+                out = Change(expect={session_id: session.updated_at})  # another writer appended meanwhile: fold again
                 if retry:
                     failed = [w for w in session.failed_windows if tuple(w) != (start, end)]
                 else:
                     failed = list(session.failed_windows)
                 update: dict[str, Any] = {"extracted_upto": max(session.extracted_upto, end), "failed_windows": failed}
-                nodes, vectors, edges, read = [], [], [], {}
                 if error:
                     update["failed_windows"] = [*failed, (start, end)]
                     update["last_error"] = error[:500]
@@ -257,15 +255,15 @@ class ExtractionWorker(BackgroundWorker):
                     update["windows_skipped"] = session.windows_skipped + 1
                 else:
                     folded = self.folder.fold(namespace, session, msgs, extraction)
-                    nodes, vectors, edges, read = folded.nodes, folded.vectors, folded.edges, folded.expect
+                    out.extend(folded)  # conditional on the procedures it reinforced too
                     update["windows_done"] = session.windows_done + 1
                     update["summary"] = folded.summary
                     update["summary_updated_at"] = utcnow()
                     entry.update(folded.report)
                 session = Session.model_validate({**session.model_dump(), **update, "updated_at": utcnow()})
-                dim = self.parts.embedder.dim
-                mat = np.vstack([np.full(dim, np.nan, np.float32) if v is None else v for v in [None, *vectors]])
-                store.put(namespace, [session, *nodes], mat, edges, expect={**expect, **read})  # a procedure it reinforced too
+                out.nodes.insert(0, session)
+                out.vectors.insert(0, None)
+                out.write(store, namespace, self.parts.embedder.dim)
                 return True
 
         if not retried(write):

@@ -16,6 +16,7 @@ import numpy as np
 from ..embed import Embedder
 from ..models import Edge, EdgeType, Entity, EntityIn, Node, Procedure, ProcedureStep, Status, Step, embed_text, item_text
 from ..store import Store
+from ..store.base import pages
 from ..text import keywords, normalise_name
 from .builders import EntityResolver, TaggedIn
 from .parts import Parts, check
@@ -49,6 +50,12 @@ class Change:
 
     def write(self, store: Store, namespace: str, dim: int) -> None:
         store.put(namespace, self.nodes, self.rows(dim), self.edges, expect=self.expect or None)
+
+    def add_entities(self, resolver: EntityResolver, embedder: Embedder) -> None:
+        """The entities ``resolver`` made or changed, each with its vector."""
+        made = resolver.new_entities()
+        for node, vec in zip(made, embedder.embed([embed_text(e) for e in made]) if made else []):
+            self.add(node, vec)
 
 
 def aligned(a: np.ndarray, b: np.ndarray, at: float) -> list[tuple[int, int]]:
@@ -112,8 +119,9 @@ class ChainBuilder:
         return self.parts.settings.procedures
 
     def chain(self, namespace: str, proc: Procedure, vectors: np.ndarray, now: datetime,
-              resolver: EntityResolver) -> tuple[Procedure, Change]:
-        """``proc`` with its steps' ids, its Step nodes and their edges (``vectors``: one per step)."""
+              resolver: EntityResolver, vector: np.ndarray | None = None) -> tuple[Procedure, Change]:
+        """``proc`` with its steps' ids (with ``vector``, its own), then its Step nodes, their
+        edges and the entities they name (``vectors``: one per step)."""
         texts = [s.text for s in proc.steps]
         named = mentions_of(self.parts, resolver, texts)
         out = Change()
@@ -129,11 +137,11 @@ class ChainBuilder:
         out.edges.append(Edge(namespace=namespace, source=proc.id, type=EdgeType.FIRST_STEP, target=steps[0].id))
         out.edges += [Edge(namespace=namespace, source=a.id, type=EdgeType.NEXT, target=b.id)
                       for a, b in zip(steps, steps[1:])]
-        made = resolver.new_entities()
-        if made:
-            for node, vec in zip(made, self.parts.embedder.embed([embed_text(e) for e in made])):
-                out.add(node, vec)
-        return proc.model_copy(update={"steps": [Step(text=s.text, id=s.id) for s in steps]}), out
+        out.add_entities(resolver, self.parts.embedder)
+        linked = proc.model_copy(update={"steps": [Step(text=s.text, id=s.id) for s in steps]})
+        out.nodes.insert(0, linked)
+        out.vectors.insert(0, vector)
+        return linked, out
 
     def procedure(self, namespace: str, task: str, steps: Sequence[str], now: datetime, *, importance: float = 0.6,
                   confidence: float = 0.7, learned_from: Sequence[str] = ()) -> tuple[Procedure, Change, str]:
@@ -157,8 +165,8 @@ class ChainBuilder:
             out.expect[old.id] = old.updated_at
             return kept, out, "reinforced"
         proc.keywords = keywords(item_text(proc))
-        proc, chain = self.chain(namespace, proc, step_vecs, now, EntityResolver(self.parts.store, namespace, now))
-        out.add(proc, whole_vec)
+        proc, chain = self.chain(namespace, proc, step_vecs, now, EntityResolver(self.parts.store, namespace, now),
+                                 whole_vec)
         out.extend(chain)
         if old is None:
             return proc, out, "new"
@@ -204,20 +212,15 @@ class ChainBuilder:
 def chain_namespace(parts: Parts, builder: ChainBuilder, namespace: str, now: datetime) -> int:
     """Step nodes and edges for the namespace's procedures stored with their steps only as a
     list (graphmem before chains, or an export it wrote). Returns the procedures linked."""
-    store, done, offset = parts.store, 0, 0
-    while True:
-        page = store.query(namespace, "procedure", limit=500, offset=offset, newest_first=False)
-        offset += len(page)
+    done = 0
+    for page in pages(parts.store, namespace, "procedure", 500):
         for proc in page:
             if isinstance(proc, Procedure) and not all(s.id for s in proc.steps):
                 vecs = parts.embedder.embed([s.text for s in proc.steps])
-                linked, change = builder.chain(namespace, proc, vecs, now, EntityResolver(store, namespace, now))
-                change.nodes.insert(0, linked)
-                change.vectors.insert(0, None)
-                change.write(store, namespace, parts.embedder.dim)
+                _, change = builder.chain(namespace, proc, vecs, now, EntityResolver(parts.store, namespace, now))
+                change.write(parts.store, namespace, parts.embedder.dim)
                 done += 1
-        if len(page) < 500:
-            return done
+    return done
 
 
 def migrate_chains(parts: Parts, builder: ChainBuilder, now: datetime) -> int:

@@ -17,12 +17,11 @@ from ..models import (
     Edge, EdgeType, Procedure, ProcedureStep, Session, Status, Tool, ToolInvocation, ToolStats, Trace, TraceStep,
     TraceStepView, TraceView, embed_text,
 )
+from ..store.base import pages
 from ..text import keywords, normalise_name
 from .builders import EntityResolver
 from .chains import ChainBuilder, Change, mention_edges, mentions_of, resemblance, task_similarity
 from .parts import Parts, check
-
-_PAGE = 10_000
 
 
 def tool_id(name: str) -> str:
@@ -72,9 +71,7 @@ class RunRecorder:
         out = Change(expect={trace.id: trace.updated_at})  # no step numbered twice
         out.add(trace.model_copy(update={"step_count": step.order, "last_step_id": step.id, "updated_at": now}))
         out.add(step)
-        made = resolver.new_entities()
-        for node, vec in zip(made, self.parts.embedder.embed([embed_text(e) for e in made]) if made else []):
-            out.add(node, vec)
+        out.add_entities(resolver, self.parts.embedder)
         out.edges.append(Edge(namespace=namespace, source=trace.id, type=EdgeType.HAS_STEP, target=step.id,
                               key=str(step.order), props={"order": step.order}))
         if trace.last_step_id:
@@ -111,14 +108,9 @@ class RunRecorder:
 
     def tool_stats(self, namespace: str) -> list[ToolStats]:
         calls: dict[str, list[ToolInvocation]] = {}
-        offset = 0
-        while True:
-            page = self.store.query(namespace, "tool_call", limit=_PAGE, offset=offset)
+        for page in pages(self.store, namespace, "tool_call", 10_000):
             for c in page:
                 calls.setdefault(c.tool, []).append(c)
-            offset += len(page)
-            if len(page) < _PAGE:
-                break
         out = []
         for tool, made in calls.items():
             ms = np.array([c.duration_ms for c in made if c.duration_ms is not None], dtype=float)
@@ -142,7 +134,8 @@ class RunRecorder:
         embedder, rules = self.parts.embedder, self.parts.settings.procedures
         vecs = embedder.embed([done.task, embed_text(done), *[s.text for s in steps]])
         task_vec, trace_vec, step_vecs = vecs[0], vecs[1], vecs[2:]
-        out = Change()
+        out = Change(expect={trace.id: trace.updated_at})
+        out.add(done, trace_vec)  # the branches below set its procedure_id in place
         proc = self.chains.same_task(namespace, done.task, task_vec, trace_vec)
         if proc is not None and success and steps and \
                 resemblance(self.chains.step_vectors(namespace, proc), step_vecs, rules.step_match) >= rules.resemble:
@@ -155,9 +148,6 @@ class RunRecorder:
             out.extend(self.outcome(namespace, proc, False, self._failed(namespace, steps, step_vecs, proc), now))
         elif success and steps:
             out.extend(self._learn(namespace, done, task_vec, step_vecs, steps, now))
-        out.nodes.insert(0, done)
-        out.vectors.insert(0, trace_vec)
-        out.expect[trace.id] = trace.updated_at
         return done, out
 
     def _failed(self, namespace: str, steps: list[TraceStep], step_vecs: np.ndarray, proc: Procedure) -> int | None:

@@ -16,7 +16,7 @@ from ..errors import ValidationError
 from ..models import NODE_TYPES, Edge, Node, embed_text, utcnow
 from ..models.jsonl import read_jsonl, refuse_bad_lines
 from ..models.records import NAMESPACE_PATTERN, Namespace
-from ..store.base import VECTOR_KINDS
+from ..store.base import VECTOR_KINDS, pages
 from .chains import ChainBuilder, chain_namespace
 from .parts import Parts
 
@@ -43,11 +43,7 @@ def export(parts: Parts, fp: IO[str], namespace: str, *, vectors: bool = True) -
                          "dim": embedder.dim, "soul": soul}, ensure_ascii=False) + "\n")
     ids: list[str] = []
     for kind in EXPORT_KINDS:
-        offset = 0
-        while True:
-            batch = store.query(namespace, kind, limit=1000, offset=offset, newest_first=False)
-            if not batch:
-                break
+        for batch in pages(store, namespace, kind):
             vecs = store.vectors(namespace, [n.id for n in batch]) if vectors else {}
             for node in batch:
                 row: dict[str, Any] = {"node": node.model_dump(mode="json")}
@@ -56,7 +52,6 @@ def export(parts: Parts, fp: IO[str], namespace: str, *, vectors: bool = True) -
                 fp.write(json.dumps(row, ensure_ascii=False) + "\n")
                 ids.append(node.id)
                 lines += 1
-            offset += len(batch)
     for i in range(0, len(ids), 500):
         for edge in store.edges(namespace, ids[i : i + 500], direction="out"):
             fp.write(json.dumps({"edge": edge.model_dump(mode="json")}, ensure_ascii=False) + "\n")

@@ -231,8 +231,10 @@ class Recaller:
                     c.semantic = max(c.semantic or 0.0, value)
                 else:
                     c.keyword_raw = max(c.keyword_raw, value)
-                mark = value if by == "vector" and value >= _STEP_MARK_COS else 1.0 + value if by == "keyword" else None
-                if mark is not None and mark > best.get(step.procedure_id, -1.0):
+                if by == "vector" and value < _STEP_MARK_COS:
+                    continue  # counts for its procedure, too far in meaning to be called its match
+                mark = 1.0 + value if by == "keyword" else value  # a step that has the query's words first
+                if mark > best.get(step.procedure_id, -1.0):
                     best[step.procedure_id], c.step = mark, step.order
 
     def _conversation_context(self, namespace: str, kept: dict, base: dict[str, float], cands: dict[str, _Candidate],

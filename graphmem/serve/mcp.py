@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from ..errors import GraphMemError, ValidationError
 from ..models import Layer, MessageIn
+from ..models.records import ToolStatus
 from .keys import KeyStore, token_of
 
 INSTRUCTIONS = """graphmem is this agent's long-term memory of its users: facts and preferences (memories),
@@ -194,7 +195,7 @@ def build(memory: Any, namespace: str = "default", keys: KeyStore | None = None)
     def add_trace_step(trace_id: str, ctx: Context, thought: str | None = None, action: str | None = None,
                        observation: str | None = None, tool: str | None = None,
                        tool_arguments: dict[str, Any] | None = None, tool_result: str | None = None,
-                       tool_status: Literal["success", "failure", "error"] = "success",
+                       tool_status: ToolStatus = "success",
                        duration_ms: float | None = None) -> dict[str, Any]:
         """The run's next step (numbered for you): what you thought, did and saw, and the tool you
         called with its arguments, result, status and duration."""

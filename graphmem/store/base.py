@@ -11,7 +11,7 @@ import json
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -208,6 +208,18 @@ def swap_target(store: "Store") -> tuple[str, int]:
     if store.reembed_pending(1):
         raise StoreError("nodes are still waiting to be re-embedded; finish them first")
     return target
+
+
+def pages(store: "Store", namespace: str, kind: NodeKind, size: int = 1000) -> Iterator[list[Node]]:
+    """Every node of ``kind`` in the namespace, oldest first, ``size`` at a time."""
+    offset = 0
+    while True:
+        page = store.query(namespace, kind, limit=size, offset=offset, newest_first=False)
+        if page:
+            yield page
+        if len(page) < size:
+            return
+        offset += len(page)
 
 
 def node_text(node: Node) -> str | None:

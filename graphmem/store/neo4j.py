@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -51,7 +52,6 @@ from .neo4j_search import SearchMixin
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "1"
-FULLTEXT_LABELS = ("Memory", "Message", "Episode", "Procedure", "Entity", "Step", "Trace")  # 03_fulltext_indexes
 _DELETE_BATCH = 10_000
 _NAMESPACE_TTL = 5.0
 
@@ -59,6 +59,12 @@ T = TypeVar("T")
 
 
 @traced_methods("graphmem.store")
+def _fulltext_labels() -> set[str]:
+    """The labels the keyword index covers, as the schema file that creates it names them."""
+    text = next(f.text for f in schema_files() if "FULLTEXT INDEX record_terms" in f.text)
+    return set(re.search(r"FULLTEXT INDEX record_terms.*?FOR \(n:([\w|]+)\)", text, re.S).group(1).split("|"))
+
+
 class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
     """A Store on a Neo4j 5.26+ server (or cluster, or Aura). See the module docstring."""
 
@@ -215,7 +221,7 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
                         )
                     session.run(query("schema_drop_index").text, {"name": row["name"]}).consume()
             covered = self._read("schema_fulltext_labels")
-            if not only_vectors and covered and set(covered[0]["labels"]) != set(FULLTEXT_LABELS):
+            if not only_vectors and covered and set(covered[0]["labels"]) != _fulltext_labels():
                 session.run(query("schema_drop_index").text, {"name": "record_terms"}).consume()  # rebuilt below
             for file in schema_files():
                 if only_vectors and "vector" not in file.slots:
