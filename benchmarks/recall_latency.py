@@ -110,31 +110,41 @@ def store_put_rate(mem: Memory, ns: str, n: int, rng: random.Random) -> float:
     return rate
 
 
-def run(backend: str, size: int, workdir: Path, queries: int, ann_threshold: int | None = None) -> dict:
+def run(backend: str, size: int, workdir: Path, queries: int, ann_threshold: int | None = None,
+        keep: bool = False) -> dict:
     rng = random.Random(size)  # the same data and questions for every backend
     mem = open_memory(backend, size, workdir, ann_threshold)
     ns = f"bench{size}"
-    if mem.store.has_namespace(ns):
-        mem.store.delete_namespace(ns)
-    put_rate = store_put_rate(mem, f"{ns}-put", 10_000, rng)
-    rows = synth_memories(size, rng)
-    t0 = time.perf_counter()
-    for i in range(0, size, 1000):
-        mem.remember_many(rows[i : i + 1000], namespace=ns)
-    write_s = time.perf_counter() - t0
+    nan = float("nan")
+    put_rate = write_s = msg_s = deferred_s = enriched_s = nan
+    msgs = deferred = [""]
+    reuse = keep and mem.store.has_namespace(ns) and mem.store.count(ns).get("memory", 0) == size
+    if reuse:  # written by an earlier --keep run: only the reads are measured
+        for draw in (lambda: synth_memories(10_000, rng), lambda: synth_memories(size, rng),
+                     lambda: synth_messages(4000, rng), lambda: synth_messages(4000, rng)):
+            draw()  # the random draws of the writes, so the same questions follow
+    else:
+        if mem.store.has_namespace(ns):
+            mem.store.delete_namespace(ns)
+        put_rate = store_put_rate(mem, f"{ns}-put", 10_000, rng)
+        rows = synth_memories(size, rng)
+        t0 = time.perf_counter()
+        for i in range(0, size, 1000):
+            mem.remember_many(rows[i : i + 1000], namespace=ns)
+        write_s = time.perf_counter() - t0
 
-    msgs = synth_messages(4000, rng)
-    t0 = time.perf_counter()
-    for i in range(0, len(msgs), 1000):
-        mem.add_messages(f"chat-{i}", msgs[i : i + 1000], namespace=ns)
-    msg_s = time.perf_counter() - t0
-    deferred = synth_messages(4000, rng)
-    t0 = time.perf_counter()
-    for i in range(0, len(deferred), 1000):
-        mem.add_messages(f"bulk-{i}", deferred[i : i + 1000], namespace=ns, wait=False)
-    deferred_s = time.perf_counter() - t0
-    mem.flush()
-    enriched_s = time.perf_counter() - t0
+        msgs = synth_messages(4000, rng)
+        t0 = time.perf_counter()
+        for i in range(0, len(msgs), 1000):
+            mem.add_messages(f"chat-{i}", msgs[i : i + 1000], namespace=ns)
+        msg_s = time.perf_counter() - t0
+        deferred = synth_messages(4000, rng)
+        t0 = time.perf_counter()
+        for i in range(0, len(deferred), 1000):
+            mem.add_messages(f"bulk-{i}", deferred[i : i + 1000], namespace=ns, wait=False)
+        deferred_s = time.perf_counter() - t0
+        mem.flush()
+        enriched_s = time.perf_counter() - t0
 
     pop = people(300, random.Random(1))
     qs = [rng.choice([
@@ -162,7 +172,7 @@ def run(backend: str, size: int, workdir: Path, queries: int, ann_threshold: int
     context_ms = timed(lambda q: mem.context(q, budget=1500, namespace=ns))
     context_novec_ms = timed(lambda q: mem.context(q, budget=1500, namespace=ns, query_vector=vecs[q]))
     file = workdir / f"bench-{size}.db" if backend == "embedded" else Path("/nonexistent")
-    if backend == "neo4j":
+    if backend == "neo4j" and not keep:
         mem.store.delete_namespace(ns)
     mem.close()
     return {
@@ -187,6 +197,9 @@ def main() -> None:
     ap.add_argument("--backends", nargs="+", default=["embedded", "neo4j"], choices=["embedded", "neo4j"])
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--dir", type=Path, default=None, help="where the stores go (default: a temp dir)")
+    ap.add_argument("--keep", action="store_true",
+                    help="leave each namespace in place and reuse one of the right size on the next run "
+                         "(measures recall changes without writing 100k memories again; write rates then n/a)")
     ap.add_argument("--ann-threshold", type=int, default=None,
                     help="embedded: vectors per kind before the HNSW graph is used (0: exact scans; default: Settings')")
     args = ap.parse_args()
@@ -196,7 +209,7 @@ def main() -> None:
         results = []
         for size in args.sizes:
             for backend in args.backends:
-                results.append(run(backend, size, workdir, args.queries, args.ann_threshold))
+                results.append(run(backend, size, workdir, args.queries, args.ann_threshold, args.keep))
                 print(f"done: {backend} {size:,}", flush=True)
     keys = list(results[0])
     print("| metric | " + " | ".join(f"{r['column']} memories" for r in results) + " |")

@@ -4,6 +4,7 @@ faults (server down, bad credentials, wrong dimension, a restart mid-run)."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 import re
 import threading
 import time
@@ -16,6 +17,7 @@ from graphmem.cli import app
 from graphmem.errors import ConfigurationError, StoreError, ValidationError
 from graphmem.models import Edge, EdgeType, Entity, MemoryRecord, Message, Relation, Session, Status
 from graphmem.store.cypher import LABELS, VECTOR_PROPS, all_files, cypher_dir, explore_files, query
+from graphmem.store.layers import LayerAsk, search_layer
 from graphmem.store.neo4j import Neo4jStore
 
 from .conftest import (
@@ -259,6 +261,8 @@ def test_vector_search_is_tenant_correct_when_the_namespace_is_a_small_share(tmp
             expect = sorted(active, key=lambda i: -sims[i])[:10]
             assert [h[0] for h in hits] == [small_nodes[i].id for i in expect]  # the true top-k, no shortfall
             assert np.allclose([h[1] for h in hits], sims[expect], atol=1e-4)
+            layer = store.search_layer("small", LayerAsk("memory", (Status.active,), 10, 10), q, "")
+            assert [h[0] for h in layer.vector] == [h[0] for h in hits]  # recall's one query widens its ask too
             all_small = store.vector_search("small", "memory", q, 100, [Status.active])
             assert len(all_small) == 40  # every active one, no more
             big_hits = store.vector_search("big", "memory", q, 10, [Status.active])
@@ -403,3 +407,56 @@ def test_restart_mid_run_loses_no_acknowledged_write(tmp_path):
     finally:
         stop.set()
         store.close()
+
+
+def test_one_query_layer_search_answers_as_the_single_calls_do(tmp_path):
+    """``Neo4jStore.search_layer`` (one query: vector, keyword, graph rings, cosines, records)
+    gives what ``layers.search_layer`` composes from the single calls, through the HNSW index
+    and by an exact scan, with a look-alike tenant beside it that it never returns."""
+    rng = np.random.default_rng(5)
+    ann_store = make_store("neo4j", tmp_path, exact_below=100)  # the HNSW path: 500 memories in the database
+    exact_store = make_store("neo4j", tmp_path)  # the same data, scanned exactly
+    words = ["coffee", "tea", "hiking", "chess", "rust", "python", "paris", "tokyo"]
+    ids = {}
+    try:
+        for ns, n in (("a", 300), ("b", 200)):
+            ents = [Entity(namespace=ns, name=f"Person {i}", type="person") for i in range(12)]
+            mems = [MemoryRecord(namespace=ns, text=f"{words[i % 8]} and {words[(i * 3) % 5]} note {i}",
+                                 status=Status.archived if i % 10 == 0 else Status.active) for i in range(n)]
+            edges = [Edge(namespace=ns, source=m.id, type=EdgeType.MENTIONS, target=ents[(i * j) % 12].id)
+                     for i, m in enumerate(mems) for j in (1, 7)]
+            vecs = rng.normal(size=(len(ents) + n, DIM)).astype(np.float32)
+            ann_store.put(ns, [*ents, *mems], vecs, edges)
+            ids[ns] = ([e.id for e in ents], {m.id for m in mems})
+        ents = ids["a"][0]
+        ask = LayerAsk("memory", (Status.active,), vector_k=10, keyword_k=10, rings=((ents[0], ents[1]), tuple(ents[2:5])),
+                       weights={ents[0]: 1.0, ents[1]: 0.0, ents[2]: 0.6, ents[3]: 0.6, ents[4]: 0.6},
+                       graph_k=10, rescore=15)
+        for trial in range(3):
+            q = rng.normal(size=DIM).astype(np.float32)
+            for store in (ann_store, exact_store):
+                calls = []
+                store.vector_search = lambda *a, **kw: calls.append(a) or Neo4jStore.vector_search(store, *a, **kw)
+                one = store.search_layer("a", ask, q, "coffee tea chess")
+                del store.vector_search
+                assert not calls  # answered by the one query, not by the single calls
+                many = search_layer(store, "a", ask, q, "coffee tea chess")
+                assert [i for i, _ in one.vector] == [i for i, _ in many.vector] and len(one.vector) == 10
+                assert np.allclose([s for _, s in one.vector], [s for _, s in many.vector], atol=1e-4)
+                assert dict(one.keyword) == pytest.approx(dict(many.keyword)) and one.keyword
+                assert list(one.graph) == list(many.graph) and len(one.graph) == 10
+                for node_id, (g, sim, entity_id) in one.graph.items():
+                    assert (g, entity_id) == many.graph[node_id][::2] and sim == pytest.approx(many.graph[node_id][1], abs=1e-4)
+                    assert entity_id != ents[1]  # weight 0: no evidence
+                wanted = {i for i, _ in [*one.vector, *one.keyword]} | set(one.graph)
+                assert wanted <= set(one.nodes) <= ids["a"][1]  # every candidate's record, none of tenant b's
+                truth = store.vector_scores("a", "memory", list(one.nodes), q)
+                assert one.sims == pytest.approx(truth, abs=1e-4)
+                assert all(n.status == Status.active for n in one.nodes.values())
+        # the pair limit keeps the nearest ring: with room for ring 0's pairs only, ring 1 adds nothing
+        ring0 = len(ann_store.mentioned_by("a", [ents[0]], "memory", [Status.active], 1000))
+        cut = ann_store.search_layer("a", replace(ask, rings=((ents[0],), tuple(ents[2:5])), pair_limit=ring0), q, "")
+        assert cut.graph and all(g == 1.0 for g, _, _ in cut.graph.values()) and cut.keyword == []
+    finally:
+        ann_store.close()
+        exact_store.close()

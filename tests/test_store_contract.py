@@ -133,6 +133,76 @@ def test_fetch_with_cosines_and_the_kinds_a_namespace_holds(store):
     assert set(sims) == {m1.id} and sims[m1.id] == pytest.approx(np.sqrt(0.5), abs=1e-4)  # its kind, with a vector
 
 
+def test_one_layer_searched_in_one_call(store):
+    """``search_layer``: vector and keyword top-k of the asked statuses, graph hits ring by ring
+    with their evidence and cosines (none from an entity of weight 0), records of the
+    candidates; nothing of another tenant, whose nodes look the same."""
+    from graphmem.store.layers import LayerAsk
+
+    for ns in ("a", "b"):
+        ann, tea, cup = (Entity(namespace=ns, name=n) for n in ("Ann", "Tea", "Cup"))
+        near, far, kw, old, other = (mem(t, ns, **kw) for t, kw in (
+            ("Ann drinks green tea", {}), ("Ann owns a red cup", {}), ("oolong tastes sweet", {}),
+            ("Ann drank black tea", {"status": Status.superseded}), ("the weather", {})))
+        edges = [Edge(namespace=ns, source=m.id, type=EdgeType.MENTIONS, target=e.id)
+                 for m, e in ((near, ann), (near, tea), (far, cup), (old, ann), (other, cup))]
+        store.put(ns, [ann, tea, cup, near, far, kw, old, other],
+                  np.vstack([NAN, NAN, NAN, unit(1, 0.2), unit(0, 1), unit(0.3, 0, 1), unit(1), unit(0, 0, 0, 1)]), edges)
+        if ns == "a":
+            a = (ann, tea, cup, near, far, kw, old, other)
+    ann, tea, cup, near, far, kw, old, other = a
+    ask = LayerAsk("memory", (Status.active,), vector_k=2, keyword_k=5, rings=((ann.id,), (cup.id, tea.id)),
+                   weights={ann.id: 1.0, cup.id: 0.6, tea.id: 0.0}, graph_k=5, rescore=5)
+    hits = store.search_layer("a", ask, unit(1), "oolong")
+    assert [i for i, _ in hits.vector] == [near.id, kw.id] and hits.vector[0][1] == pytest.approx(1 / np.sqrt(1.04), abs=1e-4)
+    assert [i for i, _ in hits.keyword] == [kw.id]
+    assert {i: (g, e) for i, (g, _, e) in hits.graph.items()} == {near.id: (1.0, ann.id), far.id: (0.6, cup.id),
+                                                                  other.id: (0.6, cup.id)}
+    assert hits.graph[far.id][1] == pytest.approx(0.0, abs=1e-4) and hits.graph[near.id][1] == hits.vector[0][1]
+    assert list(hits.graph)[0] == near.id  # evidence + cosine, best first
+    assert set(hits.nodes) <= {near.id, far.id, kw.id, other.id}  # a store may read the records too; only a's
+    assert all(hits.sims[i] == pytest.approx(float(unit(1) @ store.vectors("a", [i])[i]), abs=1e-4) for i in hits.sims)
+    plain = store.search_layer("a", LayerAsk("memory", (Status.active, Status.superseded), 5, 5), unit(1), "")
+    assert plain.graph == {} and plain.keyword == [] and old.id in dict(plain.vector)
+
+
+def test_the_graph_walk_from_the_names_a_query_holds(store):
+    """``walk``: the oldest entity of each name (not a rejected one), rings of relations either
+    way up to the depth and the entity limit, and the first ring's relations that still hold."""
+    from graphmem.store.layers import walk as composed
+
+    ann, bob, cat, dan, eve = (Entity(namespace="a", name=n) for n in ("Ann", "Bob", "Cat", "Dan", "Eve"))
+    twin = Entity(namespace="a", name="Ann")  # younger: the walk starts from the first
+    nope = Entity(namespace="a", name="Zed", feedback="rejected")
+    store.put("a", [ann, bob, cat, dan, eve, twin, nope])
+    rels = [Relation(namespace="a", source_id=ann.id, predicate="manages", target_id=bob.id).to_edge(),
+            Relation(namespace="a", source_id=cat.id, predicate="mentors", target_id=ann.id).to_edge(),
+            Relation(namespace="a", source_id=ann.id, predicate="knew", target_id=cat.id, invalid_at=utcnow()).to_edge(),
+            Relation(namespace="a", source_id=bob.id, predicate="likes", target_id=dan.id).to_edge(),
+            Relation(namespace="a", source_id=dan.id, predicate="knows", target_id=eve.id).to_edge(),
+            Relation(namespace="a", source_id=nope.id, predicate="knows", target_id=eve.id).to_edge()]
+    store.add_edges("a", rels)
+    for w in (store.walk("a", ["ann", "zed", "nobody"], 2, 100), composed(store, "a", ["ann", "zed"], 2, 100)):
+        assert [e.id for e in w.entities] == [ann.id]
+        assert w.hops == {ann.id: 0, bob.id: 1, cat.id: 1, dan.id: 2}
+        assert w.first == {bob.id: (ann.id, "manages", True), cat.id: (ann.id, "mentors", False)}  # "knew" ended
+    assert store.walk("a", ["ann"], 3, 100).hops[eve.id] == 3
+    assert store.walk("a", ["ann"], 3, 3).hops.keys() == {ann.id, bob.id, cat.id}  # the limit counts the named
+    assert store.walk("a", ["ann"], 0, 100).hops == {ann.id: 0}
+    assert store.walk("b", ["ann"], 2, 100) == composed(store, "b", ["ann"], 2, 100) and not store.walk("b", ["ann"], 2, 100).entities
+
+
+def test_turns_beside_the_given_ones_with_cosines(store):
+    msgs = [Message(namespace="a", session_id="s1", seq=i, content=f"turn {i}") for i in range(5)]
+    edges = [Edge(namespace="a", source=msgs[i].id, type=EdgeType.NEXT, target=msgs[i + 1].id) for i in range(4)]
+    store.put("a", msgs, np.vstack([unit(1, i) for i in range(5)]), edges)
+    found, sims = store.turns_beside("a", [msgs[2].id], unit(1), exclude={msgs[1].id})
+    assert [n.id for n in found] == [msgs[3].id] and sims[msgs[3].id] == pytest.approx(1 / np.sqrt(10), abs=1e-4)
+    found, _ = store.turns_beside("a", [msgs[0].id, msgs[4].id], unit(1), exclude=set())
+    assert {n.id for n in found} == {msgs[1].id, msgs[3].id}
+    assert store.turns_beside("b", [msgs[2].id], unit(1), exclude=set()) == ([], {})
+
+
 def test_keyword_search_english_stems_and_chinese_words(store):
     en = mem("Alice prefers TypeScript for tooling")
     zh = mem("我对花生过敏，不能吃花生酱")

@@ -3,4 +3,4 @@
 // mode:    read
 MATCH (a:Record)-[r]->(b:Record {namespace: $namespace})
 WHERE b.id IN $ids AND ($types IS NULL OR type(r) IN $types)
-RETURN a.id AS source, type(r) AS type, b.id AS target, r.key AS key, r.props AS props, r.created_at AS created_at
+RETURN a.id AS source, type(r) AS type, b.id AS target, r.key AS key, r.props AS props, toString(r.created_at) AS created_at

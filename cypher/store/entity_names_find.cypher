@@ -8,4 +8,4 @@ MATCH (n:Record {namespace: $namespace, id: x.entity_id})
 WITH x, n
 ORDER BY x.norm, x.entity_id
 RETURN collect([x.norm, x.entity_id]) AS hits,
-       collect([n.kind, n.data, n.access_count, n.last_accessed_at, n.id, [n.retiring, n.retire_data]]) AS rows
+       collect([n.kind, n.data, n.access_count, toString(n.last_accessed_at), n.id, [n.retiring, n.retire_data]]) AS rows

@@ -3,4 +3,4 @@
 // mode:    read
 MATCH (n:Record {namespace: $namespace})
 WHERE n.id IN $ids
-RETURN collect([n.kind, n.data, n.access_count, n.last_accessed_at, n.id, [n.retiring, n.retire_data]]) AS rows
+RETURN collect([n.kind, n.data, n.access_count, toString(n.last_accessed_at), n.id, [n.retiring, n.retire_data]]) AS rows

@@ -5,6 +5,6 @@
 // mode:    read
 MATCH (n:Record {namespace: $namespace})
 WHERE n.id IN $ids
-RETURN collect([n.kind, n.data, n.access_count, n.last_accessed_at, n.id, [n.retiring, n.retire_data]]) AS rows,
+RETURN collect([n.kind, n.data, n.access_count, toString(n.last_accessed_at), n.id, [n.retiring, n.retire_data]]) AS rows,
        collect(CASE WHEN n.kind = $kind AND n[$prop] IS NOT NULL
                THEN [n.id, vector.similarity.cosine(n[$prop], $vector)] END) AS sims

@@ -20,4 +20,4 @@ ORDER BY CASE WHEN $newest_first THEN n.created_at END DESC,
          CASE WHEN NOT $newest_first THEN n.created_at END ASC,
          CASE WHEN NOT $newest_first THEN n.id END ASC
 SKIP $offset LIMIT $limit
-RETURN collect([n.kind, n.data, n.access_count, n.last_accessed_at, n.id, [n.retiring, n.retire_data]]) AS rows
+RETURN collect([n.kind, n.data, n.access_count, toString(n.last_accessed_at), n.id, [n.retiring, n.retire_data]]) AS rows

@@ -4,4 +4,4 @@
 // mode:    read
 MATCH (n:Record)
 WHERE n.retire_pending = true
-RETURN collect([n.kind, n.retire_data, n.access_count, n.last_accessed_at, n.id, null, n.namespace]) AS rows
+RETURN collect([n.kind, n.retire_data, n.access_count, toString(n.last_accessed_at), n.id, null, n.namespace]) AS rows

@@ -7,4 +7,4 @@ WHERE n.vector_pending = true AND n.kind = $kind
 WITH n
 ORDER BY n.created_at, n.id
 LIMIT $limit
-RETURN collect([n.kind, n.data, n.access_count, n.last_accessed_at, n.id, null, n.namespace]) AS rows
+RETURN collect([n.kind, n.data, n.access_count, toString(n.last_accessed_at), n.id, null, n.namespace]) AS rows

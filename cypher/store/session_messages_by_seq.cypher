@@ -8,4 +8,4 @@ WHERE n.namespace = $namespace AND n.session_id = $session_id AND n.seq >= $star
 WITH n
 ORDER BY CASE WHEN $newest_first THEN n.seq END DESC, CASE WHEN NOT $newest_first THEN n.seq END ASC
 SKIP $offset LIMIT $limit
-RETURN collect([n.kind, n.data, n.access_count, n.last_accessed_at, n.id, [n.retiring, n.retire_data]]) AS rows
+RETURN collect([n.kind, n.data, n.access_count, toString(n.last_accessed_at), n.id, [n.retiring, n.retire_data]]) AS rows

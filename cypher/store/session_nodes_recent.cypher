@@ -9,4 +9,4 @@ WHERE n.namespace = $namespace AND n.session_id = $session_id AND n.created_at I
 WITH n
 ORDER BY n.created_at DESC, n.id DESC
 LIMIT $limit
-RETURN collect([n.kind, n.data, n.access_count, n.last_accessed_at, n.id, [n.retiring, n.retire_data]]) AS rows
+RETURN collect([n.kind, n.data, n.access_count, toString(n.last_accessed_at), n.id, [n.retiring, n.retire_data]]) AS rows

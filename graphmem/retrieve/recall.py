@@ -8,7 +8,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from datetime import datetime
 
@@ -18,6 +18,7 @@ from ..embed import Embedder
 from ..models import EdgeType, ScoredItem, Status, utcnow
 from ..settings import RecallFilter, RecallOptions
 from ..store import Store
+from ..store.layers import LayerAsk, Walked
 from ..text import keywords, name_grams, normalise_name, time_span
 from .scoring import held_at, relevance, score
 
@@ -65,13 +66,6 @@ class Recaller:
     def close(self) -> None:
         self._pool.shutdown(wait=True)
 
-    def query_entities(self, namespace: str, query: str) -> dict[str, str]:
-        """Known entities named in the query -> their ids. Every 1-4 word n-gram of the query
-        (as tokens, and as written, so "Jean-Luc" and "北京大学" match too) is looked up by
-        normalised name and alias: one indexed query, no NER model on the read path."""
-        found = self.store.find_entities(namespace, name_grams(query))
-        return {e.name: e.id for e in found.values() if e.feedback != "rejected"}  # a person said it is no entity
-
     def recall(
         self,
         namespace: str,
@@ -87,7 +81,10 @@ class Recaller:
         statuses, session_id, as_of = filter.statuses(), filter.session_id, filter.as_of
         timings: dict[str, float] = {}
         t0 = time.perf_counter()
-        held = self._pool.submit(self.store.kinds_held, namespace)  # beside the embedding, on a server
+        # on a server the layers held and the graph walk (entity names, relation hops) are read
+        # while the query is embedded; only the layer searches need the vector
+        held = self._pool.submit(self.store.kinds_held, namespace)
+        walked = self._pool.submit(self._walk, namespace, query, options)
         qvec = query_vector if query_vector is not None else self.embedder.embed([query], query=True)[0]
         timings["embed"] = (time.perf_counter() - t0) * 1000
         layers = [layer for layer in filter.layers if layer in held.result()]  # a kind the tenant lacks costs nothing
@@ -99,41 +96,28 @@ class Recaller:
             layer: tuple(dict.fromkeys([*statuses, Status.archived])) if layer == "message" else tuple(statuses)
             for layer in layers
         }
-        keyword_jobs = {
-            layer: self._pool.submit(self.store.keyword_search, namespace, layer, query, options.keyword_candidates,
-                                     layer_statuses[layer])
-            for layer in layers
-        }
-        vector_jobs = {
-            layer: self._pool.submit(self.store.vector_search, namespace, layer, qvec, options.vector_candidates,
-                                     layer_statuses[layer])
-            for layer in layers
-        }
         t1 = time.perf_counter()
-        entities = self.query_entities(namespace, query) if options.graph_candidates else {}
-        q_terms = set(keywords(query))
-        walk = _Walk(self.store, namespace, list(entities.values()), options.graph_depth, q_terms) if entities else None
-        graph_jobs = {
-            layer: self._pool.submit(self._graph_candidates, namespace, layer, walk, qvec, layer_statuses[layer], options,
-                                     vector_jobs[layer])
-            for layer in layers if walk is not None and layer not in ("procedure", "trace")
-        }
-        graph_hits = {layer: job.result() for layer, job in graph_jobs.items()}
+        entities, walk = walked.result()
         timings["graph"] = (time.perf_counter() - t1) * 1000
+        q_terms = set(keywords(query))
+        searches = {layer: self._pool.submit(self.store.search_layer, namespace,
+                                             self._ask(layer, layer_statuses[layer], walk, options), qvec, query)
+                    for layer in layers}
 
         t2 = time.perf_counter()
         per_layer: dict[str, dict[str, _Candidate]] = {}
-        for layer in layers:
+        hits_of = {layer: job.result() for layer, job in searches.items()}
+        for layer, hits in hits_of.items():
             cands: dict[str, _Candidate] = {}
-            for node_id, sim in vector_jobs[layer].result():
+            for node_id, sim in hits.vector:
                 c = cands.setdefault(node_id, _Candidate())
                 c.semantic = max(0.0, sim)
                 c.via.append("vector")
-            for node_id, bm25 in keyword_jobs[layer].result():
+            for node_id, bm25 in hits.keyword:
                 c = cands.setdefault(node_id, _Candidate())
                 c.keyword_raw = bm25
                 c.via.append("keyword")
-            for node_id, (g, sim, entity_id) in graph_hits.get(layer, {}).items():
+            for node_id, (g, sim, entity_id) in hits.graph.items():
                 c = cands.setdefault(node_id, _Candidate())
                 c.graph, c.entity = g, entity_id
                 c.semantic = max(0.0, sim)
@@ -156,13 +140,20 @@ class Recaller:
         span = time_span(query, filter.asked_at or now) if options.time_boost else None
 
         def fetch(layer: str, cands: dict[str, _Candidate]) -> dict[str, Any]:
-            if all(c.semantic is not None for c in cands.values()):
-                return {r.id: r for r in self.store.get(namespace, list(cands))}
-            found, sims = self.store.get_scored(namespace, layer, list(cands), qvec)  # one read: fetch and rescore
+            hits = hits_of[layer]
+            records = {i: hits.nodes[i] for i in cands if i in hits.nodes}  # read with the search (a server's)
+            sims = {i: hits.sims[i] for i in records if i in hits.sims}
+            missing = [i for i in cands if i not in records]
+            if missing and all(cands[i].semantic is not None for i in missing):
+                records.update((r.id, r) for r in self.store.get(namespace, missing))
+            elif missing:
+                found, more = self.store.get_scored(namespace, layer, missing, qvec)  # one read: fetch and rescore
+                records.update((r.id, r) for r in found)
+                sims |= more
             for node_id, sim in sims.items():
                 if cands[node_id].semantic is None:
                     cands[node_id].semantic = max(0.0, sim)
-            return {r.id: r for r in found}
+            return records
 
         def admitted(layer: str, rec: Any) -> bool:
             if rec is None or rec.kind != layer or rec.status not in layer_statuses[layer]:
@@ -251,10 +242,8 @@ class Recaller:
         borrow = options.neighbour_turns if asks or options.neighbour_mode == "all" else 0.0
         if borrow and options.neighbour_fetch and base:
             top = sorted(base, key=lambda i: -base[i])[: options.neighbour_fetch]
-            near = {e.target if e.source in top else e.source
-                    for e in self.store.edges(namespace, top, types=[EdgeType.NEXT], direction="both")} - set(kept)
-            if near:
-                found, sims = self.store.get_scored(namespace, "message", list(near), qvec)
+            found, sims = self.store.turns_beside(namespace, top, qvec, set(kept))
+            if found:
                 fresh = [r for r in found if admitted("message", r)]
                 for r in fresh:
                     cands[r.id] = _Candidate(semantic=max(0.0, sims.get(r.id, 0.0)), via=["context"])
@@ -282,38 +271,38 @@ class Recaller:
                 out[i] = out.get(i, 0.0) + options.session_prior * other
         return out
 
-    def _graph_candidates(self, namespace: str, layer: str, walk: "_Walk", qvec: np.ndarray, statuses: Sequence[Status],
-                          options: RecallOptions, vector_job: Future) -> dict[str, tuple[float, float, str]]:
-        """Nodes of ``layer`` that mention the query's entities or their neighbours -> (graph
-        score by hop, cosine, the entity reached). A turn that names a person is weaker
-        evidence (``turn_mentions``): turns name the person they are addressed to. A hub
-        entity can reach thousands: they are ranked by graph score plus similarity to the
-        query and cut to ``graph_candidates``. Cosines come from the layer's vector search
-        where it found the node; the rest are computed for the nodes nearest in the graph only
-        (a ring of a hub has hundreds, and rescoring them all is the slowest read on Neo4j)."""
-        graph: dict[str, tuple[float, str]] = {}
-        budget = _GRAPH_PAIR_LIMIT
-        # memories: the query's own entities first, then each ring outwards; turns and episodes
-        # only by the query's own entities (rings of a hub reach thousands of memories' edges to
-        # read past for a handful of turns, and a turn two relations away is weak evidence)
-        rings = sorted(set(walk.hops.values())) if layer == "memory" else [0]
-        for hop in rings:
-            ring = [e for e, h in walk.hops.items() if h == hop]
-            pairs = self.store.mentioned_by(namespace, ring, layer, statuses, budget)
-            people = {i for i, n in walk.load({e for _, e in pairs}).items() if n.type == "person"} \
-                if layer == "message" and options.turn_mentions < 1 else set()
-            for node_id, entity_id in pairs:
-                value = walk.score[entity_id] * (options.turn_mentions if entity_id in people else 1.0)
-                if value > graph.get(node_id, (0.0, ""))[0]:
-                    graph[node_id] = (value, entity_id)
-            budget -= len(pairs)
-            if budget <= 0:
-                break
-        sims = {i: sim for i, sim in vector_job.result() if i in graph}
-        rest = sorted((i for i in graph if i not in sims), key=lambda i: -graph[i][0])
-        sims |= self.store.vector_scores(namespace, layer, rest[: _GRAPH_RESCORE * options.graph_candidates], qvec)
-        ranked = sorted(graph, key=lambda i: -(graph[i][0] + sims.get(i, 0.0)))[: options.graph_candidates]
-        return {i: (graph[i][0], sims.get(i, 0.0), graph[i][1]) for i in ranked}
+    def _walk(self, namespace: str, query: str, options: RecallOptions) -> tuple[dict[str, str], "_Walk | None"]:
+        """The query's entities (name -> id) and their relation neighbourhood. Every 1-4 word
+        n-gram of the query (as tokens, and as written, so "Jean-Luc" and "北京大学" match too)
+        is looked up by normalised name and alias: one indexed read, no NER model on the read
+        path; a server reads the walk in the same query."""
+        if not options.graph_candidates:
+            return {}, None
+        walked = self.store.walk(namespace, name_grams(query), options.graph_depth, _GRAPH_ENTITY_LIMIT)
+        if not walked.entities:
+            return {}, None
+        return {e.name: e.id for e in walked.entities}, _Walk(self.store, namespace, walked, set(keywords(query)))
+
+    @staticmethod
+    def _ask(layer: str, statuses: tuple[Status, ...], walk: "_Walk | None", options: RecallOptions) -> LayerAsk:
+        """What recall asks of a layer. The graph: memories by the query's own entities first,
+        then each ring outwards; turns and episodes only by the query's own entities (rings of a
+        hub reach thousands of memories' edges to read past for a handful of turns, and a turn
+        two relations away is weak evidence). A turn that names a person is weaker evidence
+        (``turn_mentions``): turns name the person they are addressed to. Procedures and traces
+        are found by meaning and words."""
+        plain = LayerAsk(layer, statuses, options.vector_candidates, options.keyword_candidates)
+        if walk is None or layer in ("procedure", "trace"):
+            return plain
+        hops = sorted(set(walk.hops.values())) if layer == "memory" else [0]
+        rings = tuple(tuple(e for e, h in walk.hops.items() if h == hop) for hop in hops)
+        weights = dict(walk.score)
+        if layer == "message" and options.turn_mentions < 1:
+            for e in rings[0]:
+                if getattr(walk.entities.get(e), "type", None) == "person":
+                    weights[e] *= options.turn_mentions
+        return replace(plain, rings=rings, weights=weights, pair_limit=_GRAPH_PAIR_LIMIT,
+                       graph_k=options.graph_candidates, rescore=_GRAPH_RESCORE * options.graph_candidates)
 
     def _explain_paths(self, items: list[ScoredItem], per_layer: dict[str, dict[str, _Candidate]], walk: "_Walk") -> None:
         """Each graph hit's breakdown names the path that found it ("Alice -manager-> Bob")."""
@@ -350,20 +339,16 @@ class _Walk:
     relation the query names ("Dave's *manager*" crossing ``manages``): that is the question's
     own path. Paths further out are read only for the items shown."""
 
-    def __init__(self, store: Store, namespace: str, entity_ids: list[str], depth: int, query_terms: set[str]) -> None:
+    def __init__(self, store: Store, namespace: str, walked: Walked, query_terms: set[str]) -> None:
         self.store, self.namespace = store, namespace
-        # hops from the store's own traversal (in memory on the embedded store); the relations
-        # of the query's own entities are read to score and name the first hop
-        self.hops = store.neighbours(namespace, entity_ids, depth, limit=_GRAPH_ENTITY_LIMIT)
-        self.parent: dict[str, tuple[str, str, bool]] = {}
-        first = self._steps(entity_ids, {e for e, h in self.hops.items() if h == 1})
+        self.hops = walked.hops
         self.score = {}
         for e, h in self.hops.items():
-            step = first.get(e)
+            step = walked.first.get(e)
             named = step is not None and bool(query_terms & set(keywords(step[1].replace("_", " "))))
             self.score[e] = 1.0 if h == 0 or named else _HOP_DECAY ** h
-        self.parent.update(first)
-        self.entities: dict[str, Any] = {}
+        self.parent: dict[str, tuple[str, str, bool]] = dict(walked.first)
+        self.entities: dict[str, Any] = {e.id: e for e in walked.entities}
 
     def load(self, ids) -> dict[str, Any]:
         """The entity records of ``ids`` (read once, on demand: most recalls need few or none)."""
@@ -371,21 +356,6 @@ class _Walk:
         if missing:
             self.entities.update({n.id: n for n in self.store.get(self.namespace, missing) if n.kind == "entity"})
         return {i: self.entities[i] for i in ids if i in self.entities}
-
-    def _steps(self, sources: list[str], targets: set[str]) -> dict[str, tuple[str, str, bool]]:
-        """target -> (source, predicate, forward) over relations that still hold."""
-        out: dict[str, tuple[str, str, bool]] = {}
-        if not sources or not targets:
-            return out
-        ring = set(sources)
-        for e in self.store.edges(self.namespace, sources, types=[EdgeType.RELATES_TO], direction="both"):
-            if e.props.get("invalid_at"):
-                continue  # a relation that ended (its fact was superseded)
-            forward = e.source in ring
-            here, there = (e.source, e.target) if forward else (e.target, e.source)
-            if there in targets and there not in out:
-                out[there] = (here, str(e.props.get("predicate") or e.key or "related"), forward)
-        return out
 
     def paths(self, targets: set[str]) -> dict[str, str]:
         """target entity -> "Dave <-manages- Carol" (one path to it, by relation names)."""

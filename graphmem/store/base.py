@@ -24,6 +24,7 @@ from pydantic import ValidationError as PydanticValidationError
 from ..errors import StoreError, ValidationError
 from ..models import NODE_TYPES, Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..text import index_terms, normalise_name
+from .layers import LayerAsk, LayerHits, Walked
 
 Direction = Literal["out", "in", "both"]
 VECTOR_KINDS = ("memory", "message", "episode", "procedure", "entity", "step", "trace")  # kinds whose nodes carry embeddings
@@ -326,6 +327,20 @@ class Store(Protocol):
         self, namespace: str, kind: NodeKind, text: str, k: int, statuses: Sequence[Status]
     ) -> list[tuple[str, float]]:
         """BM25 top-k (higher is better, unnormalised) for a natural-language query."""
+
+    def search_layer(self, namespace: str, ask: LayerAsk, vector: np.ndarray, text: str) -> LayerHits:
+        """One recall layer's vector, keyword and graph candidates, as ``layers.search_layer``
+        composes them from the calls above (a server store answers in one query)."""
+
+    def walk(self, namespace: str, names: Sequence[str], depth: int, limit: int) -> Walked:
+        """Recall's graph walk from the entities ``names`` name, as ``layers.walk`` composes it
+        (a server store answers in one query)."""
+
+    def turns_beside(self, namespace: str, ids: Sequence[str], vector: np.ndarray, exclude: set[str]
+                     ) -> tuple[list[Node], dict[str, float]]:
+        """The turns one NEXT edge before or after the given ones, less ``exclude``, with their
+        cosines to ``vector`` (recall's conversation context), as ``layers.turns_beside``
+        composes them (a server store answers in one query)."""
 
     def kinds_held(self, namespace: str) -> set[str]:
         """Which of the recall layers' kinds (memory, message, episode, procedure, trace) the

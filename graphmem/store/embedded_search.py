@@ -13,9 +13,20 @@ from ..text import query_terms
 from .base import scope_token, unit_query
 from .embedded_ann import AnnState, ann_file, settle
 from .embedded_parts import STATUS_CODE, VectorIndex, doc_counts, keyword_query
+from .layers import LayerAsk, LayerHits, Walked, search_layer, turns_beside, walk
 
 
 class SearchMixin:
+    def search_layer(self, namespace: str, ask: LayerAsk, vector: np.ndarray, text: str) -> LayerHits:
+        return search_layer(self, namespace, ask, vector, text)  # in-process calls: nothing to save by one query
+
+    def turns_beside(self, namespace: str, ids: Sequence[str], vector: np.ndarray, exclude: set[str]
+                     ) -> tuple[list[Node], dict[str, float]]:
+        return turns_beside(self, namespace, ids, vector, exclude)
+
+    def walk(self, namespace: str, names: Sequence[str], depth: int, limit: int) -> Walked:
+        return walk(self, namespace, names, depth, limit)
+
     def settle(self) -> None:
         """Wait until the vector graphs due are built and merged (searches never wait for them)."""
         settle(self._vindex, self._lock)

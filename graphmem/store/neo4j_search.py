@@ -13,6 +13,7 @@ from ..models import LAYERS, Entity, Node, NodeKind, Status
 from ..text import MAX_QUERY_TERMS, normalise_name, query_terms
 from .base import VECTOR_KINDS, first_named, named_lists, scope_token, unit_query
 from .cypher import LABELS
+from .layers import LayerAsk, LayerHits, Walked, evidence, first_step, rank_graph, search_layer
 from .neo4j_rows import READ_CHUNK as _READ_CHUNK
 from .neo4j_rows import chunks as _chunks
 from .neo4j_rows import lucene_term as _lucene_term
@@ -50,8 +51,8 @@ class SearchMixin:
         status_values = [Status(s).value for s in statuses]
         label = LABELS[kind]
         qlist = q.tolist()
-        if kind in VECTOR_KINDS and self._label_count(label) >= self.exact_below:
-            candidates = max(100, self.oversample * k)
+        candidates = self._ann_candidates(kind, k)
+        if candidates:
             while True:
                 row = self._read(
                     "vector_ann", index=f"{kind}_{self._prop}", candidates=candidates, vector=qlist,
@@ -70,17 +71,76 @@ class SearchMixin:
         )
         return [(node_id, 2.0 * score - 1.0) for node_id, score in rows]
 
+    def _ann_candidates(self, kind: NodeKind, k: int) -> int:
+        """HNSW candidates to ask for a top-k; 0 when the kind is small enough (all tenants)
+        to be scanned exactly."""
+        if kind in VECTOR_KINDS and self._label_count(LABELS[kind]) >= self.exact_below:
+            return max(100, self.oversample * k)
+        return 0
+
     def keyword_search(
         self, namespace: str, kind: NodeKind, text: str, k: int, statuses: Sequence[Status]
     ) -> list[tuple[str, float]]:
-        terms = query_terms(text)[:MAX_QUERY_TERMS]
-        if not terms or k <= 0:
+        lucene = _lucene(namespace, kind, text, statuses)
+        if lucene is None or k <= 0:
             return []
-        scopes = " ".join(scope_token(namespace, kind, Status(s).value) for s in statuses)
-        # scope tokens filter (boost 0: they add nothing to BM25); terms are quoted phrases
-        lucene = f"+({scopes})^0 +({' '.join(_lucene_term(t) for t in terms)})"
         return [(node_id, float(score)) for node_id, score in self._rows("keyword_search", query=lucene, k=k,
                                                                            namespace=namespace)]
+
+    def search_layer(self, namespace: str, ask: LayerAsk, vector: np.ndarray, text: str) -> LayerHits:
+        """One query (``recall_layer.cypher``) where the store's single calls would take five
+        to seven round trips. A namespace whose share of the HNSW candidates is too small for
+        the top-k (a small tenant among large ones) is answered by the single calls, whose
+        vector search widens its ask."""
+        k = ask.vector_k
+        ann = self._ann_candidates(ask.kind, k)
+        q = unit_query(vector, self.dim).tolist()
+        (row,) = self._read(
+            "recall_layer", _ids={"label": LABELS[ask.kind]}, namespace=namespace, kind=ask.kind,
+            statuses=[Status(s).value for s in ask.statuses], vector=q, prop=self._prop, index=f"{ask.kind}_{self._prop}",
+            ann=ann, vector_k=k, query=_lucene(namespace, ask.kind, text, ask.statuses), keyword_k=ask.keyword_k,
+            rings=[list(ring) for ring in ask.rings], weights=dict(ask.weights), pair_limit=ask.pair_limit,
+            rescore=ask.rescore if ask.graph_k else 0, graph_k=ask.graph_k,
+        )
+        if ann and row["own"] < k and row["seen"] >= ann:
+            return search_layer(self, namespace, ask, vector, text)
+        by_vector = [(node_id, 2.0 * score - 1.0) for node_id, score in row["top"]]
+        known = dict(by_vector)
+        graph = evidence([(node_id, entity_id) for node_id, entity_id in row["pairs"]], ask.weights)
+        sims = {i: known[i] for i in graph if i in known}
+        sims |= {node_id: 2.0 * score - 1.0 for node_id, _, score in row["rescored"]}
+        nodes = {n.id: n for n in self._hydrate(row["rows"], namespace)}
+        return LayerHits(
+            vector=by_vector, keyword=[(node_id, float(score)) for node_id, score in row["keyword"]],
+            graph=rank_graph(graph, sims, ask.graph_k) if ask.graph_k else {}, nodes=nodes,
+            sims={node_id: 2.0 * score - 1.0 for node_id, score in row["sims"] if node_id in nodes},
+        )
+
+    def walk(self, namespace: str, names: Iterable[str], depth: int, limit: int) -> Walked:
+        """One query (``recall_walk.cypher``) for the names, up to three rings and the first
+        ring's relations: three to five round trips as single calls, the first ones on a
+        recall's critical path."""
+        norms = sorted({normalise_name(n) for n in names} - {""})
+        if not norms:
+            return Walked([], {}, {})
+        (row,) = self._read("recall_walk", namespace=namespace, norms=norms, depth=depth, limit=limit)
+        entities = [e for e in self._hydrate(row["rows"], namespace) if e.feedback != "rejected"]
+        hops = {e.id: 0 for e in entities}
+        for hop, ring in enumerate(row["rings"], start=1):
+            hops.update((e, hop) for e in ring if e not in hops)
+        first: dict[str, tuple[str, str, bool]] = {}
+        for there, here, predicate, key, forward in row["first"]:
+            first_step(first, there, here, predicate, key, forward)
+        return Walked(entities, hops, first)  # type: ignore[arg-type]
+
+    def turns_beside(self, namespace: str, ids: Sequence[str], vector: np.ndarray, exclude: set[str]
+                     ) -> tuple[list[Node], dict[str, float]]:
+        if not ids:
+            return [], {}
+        (row,) = self._read("turns_beside", namespace=namespace, ids=list(ids), exclude=sorted(exclude),
+                            vector=unit_query(vector, self.dim).tolist(), prop=self._prop)
+        nodes = self._hydrate(row["rows"], namespace)
+        return nodes, {node_id: 2.0 * score - 1.0 for node_id, score in row["sims"]}
 
     def kinds_held(self, namespace: str) -> set[str]:
         (row,) = self._read("namespace_kinds", namespace=namespace)
@@ -132,3 +192,13 @@ class SearchMixin:
             found.update((n.id, n) for n in self._hydrate(row["rows"], namespace))
             sims.update((node_id, 2.0 * score - 1.0) for node_id, score in row["sims"])
         return [found[i] for i in ids if i in found], {i: s for i, s in sims.items() if i in found}
+
+
+def _lucene(namespace: str, kind: NodeKind, text: str, statuses: Sequence[Status]) -> str | None:
+    """The full-text query of a keyword search: the namespace's scope tokens as a filter (boost
+    0: they add nothing to BM25) and the query's terms as quoted phrases; None without terms."""
+    terms = query_terms(text)[:MAX_QUERY_TERMS]
+    if not terms:
+        return None
+    scopes = " ".join(scope_token(namespace, kind, Status(s).value) for s in statuses)
+    return f"+({scopes})^0 +({' '.join(_lucene_term(t) for t in terms)})"

@@ -1,0 +1,143 @@
+"""One recall layer's candidates in one store call (``Store.search_layer``).
+
+Recall asks each layer for its vector top-k, its keyword top-k and the nodes that mention the
+graph walk's entities, with the cosines the ranking needs and the records of the candidates.
+``search_layer`` below composes that from the store's single-purpose calls (the embedded
+store, where a call is a function call); a server store answers it in one query instead
+(``cypher/store/recall_layer.cypher`` on Neo4j). Both rank the graph's hits with the same
+functions here, so the two cannot drift apart."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..models import EdgeType, Entity, Node, NodeKind, Status
+
+if TYPE_CHECKING:
+    from .base import Store
+
+
+@dataclass
+class Walked:
+    """Recall's graph walk: the entities the query names (rejected ones left out), every entity
+    within the depth -> its hop (0: named), and for the first ring the relation that reached
+    it: entity -> (named entity, predicate, forward), over relations that still hold."""
+
+    entities: list[Entity]
+    hops: dict[str, int]
+    first: dict[str, tuple[str, str, bool]]
+
+
+def first_step(found: dict[str, tuple[str, str, bool]], there: str, here: str, predicate: str | None, key: str | None,
+               forward: bool) -> None:
+    """Keep the first relation that reaches ``there`` (relations come oldest first)."""
+    if there not in found:
+        found[there] = (here, str(predicate or key or "related"), forward)
+
+
+def walk(store: "Store", namespace: str, names: Sequence[str], depth: int, limit: int) -> Walked:
+    """``Store.walk`` from the store's single calls: the names, the rings, the relations."""
+    found = {e.id: e for e in store.find_entities(namespace, names).values() if e.feedback != "rejected"}
+    if not found:
+        return Walked([], {}, {})
+    hops = store.neighbours(namespace, list(found), depth, limit=limit)
+    targets = {e for e, h in hops.items() if h == 1}
+    first: dict[str, tuple[str, str, bool]] = {}
+    if targets:
+        for e in store.edges(namespace, list(found), types=[EdgeType.RELATES_TO], direction="both"):
+            forward = e.source in found
+            here, there = (e.source, e.target) if forward else (e.target, e.source)
+            if there in targets and not e.props.get("invalid_at"):  # not a relation that ended
+                first_step(first, there, here, e.props.get("predicate"), e.key, forward)
+    return Walked(list(found.values()), hops, first)
+
+
+@dataclass(frozen=True)
+class LayerAsk:
+    """What recall asks of one layer.
+
+    ``rings``: the walk's entity ids, nearest first; nodes mentioning them are read ring by
+    ring, at most ``pair_limit`` (node, entity) pairs in all. ``weights``: the graph evidence
+    of mentioning each entity. A graph hit the vector search found has its cosine; of the
+    rest, the ``rescore`` with the most evidence get theirs computed (a hub's ring has
+    hundreds of nodes: computing every cosine is the slowest read on a server), and the
+    ``graph_k`` best by evidence + cosine are the layer's graph candidates."""
+
+    kind: NodeKind
+    statuses: tuple[Status, ...]
+    vector_k: int
+    keyword_k: int
+    rings: tuple[tuple[str, ...], ...] = ()
+    weights: Mapping[str, float] = field(default_factory=dict)
+    pair_limit: int = 1000
+    graph_k: int = 0
+    rescore: int = 0
+
+
+@dataclass
+class LayerHits:
+    """A layer's candidates: ``vector`` and ``keyword`` as (id, score) best first, ``graph``
+    node -> (evidence, cosine, the entity that reached it) for the graph's best, ``nodes``
+    the records read with them (a store may read none; recall fetches what is missing) and
+    ``sims`` the cosines of those records."""
+
+    vector: list[tuple[str, float]]
+    keyword: list[tuple[str, float]]
+    graph: dict[str, tuple[float, float, str]]
+    nodes: dict[str, Node] = field(default_factory=dict)
+    sims: dict[str, float] = field(default_factory=dict)
+
+
+def evidence(pairs: Sequence[tuple[str, str]], weights: Mapping[str, float]) -> dict[str, tuple[float, str]]:
+    """node -> (its best evidence, the entity that gave it), for nodes with some evidence (an
+    entity of weight 0 finds nothing); the first pair wins a tie."""
+    out: dict[str, tuple[float, str]] = {}
+    for node_id, entity_id in pairs:
+        value = weights.get(entity_id, 0.0)
+        if value > out.get(node_id, (0.0, ""))[0]:
+            out[node_id] = (value, entity_id)
+    return out
+
+
+def to_rescore(graph: Mapping[str, tuple[float, str]], known: Mapping[str, float], n: int) -> list[str]:
+    """The ``n`` nodes with the most evidence (ties by id) among those without a ``known``
+    cosine: theirs are computed."""
+    return sorted((i for i in graph if i not in known), key=lambda i: (-graph[i][0], i))[:n]
+
+
+def rank_graph(graph: Mapping[str, tuple[float, str]], sims: Mapping[str, float], k: int
+               ) -> dict[str, tuple[float, float, str]]:
+    """The ``k`` best graph hits by evidence + cosine (a node without a computed cosine counts
+    0), best first, ties by id."""
+    ranked = sorted(graph, key=lambda i: (-(graph[i][0] + sims.get(i, 0.0)), i))[:k]
+    return {i: (graph[i][0], sims.get(i, 0.0), graph[i][1]) for i in ranked}
+
+
+def search_layer(store: "Store", namespace: str, ask: LayerAsk, vector: np.ndarray, text: str) -> LayerHits:
+    """``Store.search_layer`` from the store's single-purpose calls."""
+    by_vector = store.vector_search(namespace, ask.kind, vector, ask.vector_k, ask.statuses)
+    by_keyword = store.keyword_search(namespace, ask.kind, text, ask.keyword_k, ask.statuses)
+    pairs: list[tuple[str, str]] = []
+    for ring in ask.rings:
+        if len(pairs) >= ask.pair_limit:
+            break
+        pairs += store.mentioned_by(namespace, list(ring), ask.kind, ask.statuses, ask.pair_limit - len(pairs))
+    graph = evidence(pairs, ask.weights)
+    if not graph or not ask.graph_k:
+        return LayerHits(by_vector, by_keyword, {})
+    known = dict(by_vector)
+    sims = {i: known[i] for i in graph if i in known}
+    sims |= store.vector_scores(namespace, ask.kind, to_rescore(graph, known, ask.rescore), vector)
+    return LayerHits(by_vector, by_keyword, rank_graph(graph, sims, ask.graph_k))
+
+
+def turns_beside(store: "Store", namespace: str, ids: Sequence[str], vector: np.ndarray, exclude: set[str]
+                 ) -> tuple[list[Node], dict[str, float]]:
+    """``Store.turns_beside`` from the store's single calls: the edges, then the turns."""
+    near = {e.target if e.source in ids else e.source
+            for e in store.edges(namespace, ids, types=[EdgeType.NEXT], direction="both")} - exclude
+    return store.get_scored(namespace, "message", sorted(near), vector) if near else ([], {})
