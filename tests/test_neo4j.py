@@ -261,8 +261,12 @@ def test_vector_search_is_tenant_correct_when_the_namespace_is_a_small_share(tmp
             expect = sorted(active, key=lambda i: -sims[i])[:10]
             assert [h[0] for h in hits] == [small_nodes[i].id for i in expect]  # the true top-k, no shortfall
             assert np.allclose([h[1] for h in hits], sims[expect], atol=1e-4)
+            reads = []
+            store._read = lambda name, **params: reads.append(name) or Neo4jStore._read(store, name, **params)
             layer = store.search_layer("small", LayerAsk("memory", (Status.active,), 10, 10), q, "")
+            del store._read
             assert [h[0] for h in layer.vector] == [h[0] for h in hits]  # recall's one query widens its ask too
+            assert reads == ["recall_layer"]  # the share seen before sized the first ask
             all_small = store.vector_search("small", "memory", q, 100, [Status.active])
             assert len(all_small) == 40  # every active one, no more
             big_hits = store.vector_search("big", "memory", q, 10, [Status.active])

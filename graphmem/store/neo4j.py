@@ -101,6 +101,7 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
         self._lock = threading.RLock()
         self._access = AccessBuffer(self._write_access)
         self._label_counts: dict[str, tuple[float, int]] = {}
+        self._shares: dict[tuple[str, str], float] = {}  # a tenant's share of a kind's HNSW candidates
         self._namespaces_seen: dict[str, float] = {}
         self._prop = VECTOR_PROPS[0]  # the live vector property; a re-embedding fills the other one
         self._next: tuple[str, int] | None = None

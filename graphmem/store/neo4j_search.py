@@ -13,7 +13,7 @@ from ..models import LAYERS, Entity, Node, NodeKind, Status
 from ..text import MAX_QUERY_TERMS, normalise_name, query_terms
 from .base import VECTOR_KINDS, first_named, named_lists, scope_token, unit_query
 from .cypher import LABELS
-from .layers import LayerAsk, LayerHits, Walked, evidence, first_step, rank_graph, search_layer
+from .layers import LayerAsk, LayerHits, Walked, evidence, first_step, rank_graph
 from .neo4j_rows import READ_CHUNK as _READ_CHUNK
 from .neo4j_rows import chunks as _chunks
 from .neo4j_rows import lucene_term as _lucene_term
@@ -42,7 +42,8 @@ class SearchMixin:
           namespace's own, of the asked statuses, are rescored exactly.
         - If fewer than k survive while the index had more to give, the share of survivors
           sizes a second, larger ask (up to ``_MAX_CANDIDATES``); a namespace with no survivor,
-          or still short, is scanned exactly.
+          or still short, is scanned exactly. The share is remembered per namespace and kind,
+          so the tenant's next search asks for enough at once.
         So recall never returns another tenant's node nor silently fewer than the tenant has;
         a large namespace gets HNSW's approximate top-k, rescored exactly."""
         q = unit_query(vector, self.dim)
@@ -51,32 +52,45 @@ class SearchMixin:
         status_values = [Status(s).value for s in statuses]
         label = LABELS[kind]
         qlist = q.tolist()
-        candidates = self._ann_candidates(kind, k)
-        if candidates:
-            while True:
-                row = self._read(
-                    "vector_ann", index=f"{kind}_{self._prop}", candidates=candidates, vector=qlist,
-                    namespace=namespace, statuses=status_values, prop=self._prop,
-                )[0]
-                scored = sorted(((i, 2.0 * s - 1.0) for i, s in row["scored"]), key=lambda t: (-t[1], t[0]))
-                if len(scored) >= k or row["seen"] < candidates:
-                    return scored[:k]  # enough, or the index holds nothing more
-                if not scored or candidates >= _MAX_CANDIDATES:
-                    break
-                share = len(scored) / row["seen"]
-                candidates = min(_MAX_CANDIDATES, max(2 * candidates, int(2 * k / share)))
+        candidates = self._ann_candidates(namespace, kind, k)
+        while candidates:
+            row = self._read(
+                "vector_ann", index=f"{kind}_{self._prop}", candidates=candidates, vector=qlist,
+                namespace=namespace, statuses=status_values, prop=self._prop,
+            )[0]
+            scored = sorted(((i, 2.0 * s - 1.0) for i, s in row["scored"]), key=lambda t: (-t[1], t[0]))
+            if len(scored) >= k or row["seen"] < candidates:
+                self._seen_share(namespace, kind, len(scored), row["seen"])
+                return scored[:k]  # enough, or the index holds nothing more
+            candidates = self._wider(namespace, kind, k, candidates, len(scored), row["seen"])
         rows = self._rows(
             "vector_exact", _ids={"label": label}, namespace=namespace, statuses=status_values, vector=qlist, k=k,
             prop=self._prop,
         )
         return [(node_id, 2.0 * score - 1.0) for node_id, score in rows]
 
-    def _ann_candidates(self, kind: NodeKind, k: int) -> int:
-        """HNSW candidates to ask for a top-k; 0 when the kind is small enough (all tenants)
-        to be scanned exactly."""
-        if kind in VECTOR_KINDS and self._label_count(LABELS[kind]) >= self.exact_below:
-            return max(100, self.oversample * k)
-        return 0
+    def _ann_candidates(self, namespace: str, kind: NodeKind, k: int) -> int:
+        """HNSW candidates to ask for a top-k: ``oversample * k`` (at least 100), more where the
+        tenant's share of the candidates was small last time; 0 when the kind is small enough
+        (all tenants) to be scanned exactly."""
+        if kind not in VECTOR_KINDS or self._label_count(LABELS[kind]) < self.exact_below:
+            return 0
+        ask = max(100, self.oversample * k)
+        share = self._shares.get((namespace, kind))
+        return min(_MAX_CANDIDATES, max(ask, int(2 * k / share))) if share else ask
+
+    def _seen_share(self, namespace: str, kind: NodeKind, own: int, seen: int) -> None:
+        if seen:
+            self._shares[(namespace, kind)] = max(own, 1) / seen
+
+    def _wider(self, namespace: str, kind: NodeKind, k: int, asked: int, own: int, seen: int) -> int:
+        """The next ask after ``own`` of ``seen`` candidates were the tenant's, too few for k:
+        sized by that share (up to ``_MAX_CANDIDATES``); 0 (an exact scan) when none was or
+        the most was asked."""
+        self._seen_share(namespace, kind, own, seen)
+        if not own or asked >= _MAX_CANDIDATES:
+            return 0
+        return min(_MAX_CANDIDATES, max(2 * asked, int(2 * k * seen / own)))
 
     def keyword_search(
         self, namespace: str, kind: NodeKind, text: str, k: int, statuses: Sequence[Status]
@@ -90,20 +104,24 @@ class SearchMixin:
     def search_layer(self, namespace: str, ask: LayerAsk, vector: np.ndarray, text: str) -> LayerHits:
         """One query (``recall_layer.cypher``) where the store's single calls would take five
         to seven round trips. A namespace whose share of the HNSW candidates is too small for
-        the top-k (a small tenant among large ones) is answered by the single calls, whose
-        vector search widens its ask."""
+        the top-k (a small tenant among large ones) is asked again as ``vector_search`` widens
+        its ask (``_wider``)."""
         k = ask.vector_k
-        ann = self._ann_candidates(ask.kind, k)
+        ann = self._ann_candidates(namespace, ask.kind, k)
         q = unit_query(vector, self.dim).tolist()
-        (row,) = self._read(
-            "recall_layer", _ids={"label": LABELS[ask.kind]}, namespace=namespace, kind=ask.kind,
-            statuses=[Status(s).value for s in ask.statuses], vector=q, prop=self._prop, index=f"{ask.kind}_{self._prop}",
-            ann=ann, vector_k=k, query=_lucene(namespace, ask.kind, text, ask.statuses), keyword_k=ask.keyword_k,
-            rings=[list(ring) for ring in ask.rings], weights=dict(ask.weights), pair_limit=ask.pair_limit,
-            rescore=ask.rescore if ask.graph_k else 0, graph_k=ask.graph_k,
-        )
-        if ann and row["own"] < k and row["seen"] >= ann:
-            return search_layer(self, namespace, ask, vector, text)
+        while True:
+            (row,) = self._read(
+                "recall_layer", _ids={"label": LABELS[ask.kind]}, namespace=namespace, kind=ask.kind,
+                statuses=[Status(s).value for s in ask.statuses], vector=q, prop=self._prop,
+                index=f"{ask.kind}_{self._prop}", ann=ann, vector_k=k, query=_lucene(namespace, ask.kind, text, ask.statuses),
+                keyword_k=ask.keyword_k, rings=[list(ring) for ring in ask.rings], weights=dict(ask.weights),
+                pair_limit=ask.pair_limit, rescore=ask.rescore if ask.graph_k else 0, graph_k=ask.graph_k,
+            )
+            if not ann or row["own"] >= k or row["seen"] < ann:
+                if ann:
+                    self._seen_share(namespace, ask.kind, row["own"], row["seen"])
+                break  # enough, an exact scan, or the index holds nothing more
+            ann = self._wider(namespace, ask.kind, k, ann, row["own"], row["seen"])
         by_vector = [(node_id, 2.0 * score - 1.0) for node_id, score in row["top"]]
         known = dict(by_vector)
         graph = evidence([(node_id, entity_id) for node_id, entity_id in row["pairs"]], ask.weights)
