@@ -16,7 +16,16 @@ from typing import Protocol, runtime_checkable
 from .tokens import _CJK
 
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
-_PIECE = re.compile(rf"(?P<cjk>[{_CJK}]+)|(?P<digits>\d+)|(?P<word>[^\W\d_]+)|(?P<space>\s+)|(?P<other>[^\w\s]+|_+)")
+_LETTER = r"[^\W\d_]"
+# A text splits into runs, each taking the first of these that matches where it starts:
+#   cjk [CJK]+ | digits \d+ | word [^\W\d_]+ | space \s+ | other [^\w\s]+ or _+
+# so a run of letters is a CJK piece up to its first other letter and a word from there on
+# (a word runs on through CJK: "abc中文"). The counts below add up the same pieces without a
+# Python loop over them (tests/test_tokencount.py checks both readings agree).
+_WORD = re.compile(rf"[^\W\d_{_CJK}]{_LETTER}*")
+_DIGIT = re.compile(r"\d")
+_OTHER = re.compile(r"[^\w\s]|_")
+_SPACE_BEFORE_CJK = re.compile(rf"\s(?=[{_CJK}])")
 
 
 @runtime_checkable
@@ -32,22 +41,18 @@ class ApproxTokenCounter:
         self.cjk = tokens_per_cjk_char
         self.whole = whole_word_chars
         self.extra = chars_per_extra_token
+        self._beyond_whole = re.compile(rf"(?<!\S)\S{{{whole_word_chars}}}(\S+)")
 
     def count(self, text: str) -> int:
-        total = 0.0
-        for m in _PIECE.finditer(text):
-            kind = m.lastgroup
-            n = len(m.group(0))
-            if kind == "cjk":
-                total += n * self.cjk
-            elif kind == "digits":
-                total += n  # Qwen2.5 splits numbers into single digits
-            elif kind == "word":  # a leading space merges into the word
-                total += 1 + max(0, n - self.whole) / self.extra
-            elif kind == "space":
-                # newlines are tokens; a space merges into a following word but not into Chinese
-                nxt = text[m.end() : m.end() + 1]
-                total += m.group(0).count("\n") + (1 if nxt and _CJK_CHAR.match(nxt) else 0)
-            else:
-                total += n
+        """Digits one token each, punctuation one a character, a word one token (a leading
+        space merges into it) plus one per ``chars_per_extra_token`` letters beyond
+        ``whole_word_chars``, a CJK character ``tokens_per_cjk_char``, a newline one, and a
+        space before a CJK character one (it does not merge into Chinese)."""
+        words = _WORD.findall(text)
+        joined = " ".join(words)
+        total = ((len(_CJK_CHAR.findall(text)) - len(_CJK_CHAR.findall(joined))) * self.cjk
+                 + len(_DIGIT.findall(text))
+                 + len(words) + sum(map(len, self._beyond_whole.findall(joined))) / self.extra
+                 + text.count("\n") + len(_SPACE_BEFORE_CJK.findall(text))
+                 + len(_OTHER.findall(text)))
         return math.ceil(total)
