@@ -1,11 +1,12 @@
-"""One recall layer's candidates in one store call (``Store.search_layer``).
+"""A recall's reads as three store calls: ``Store.walk`` (the entities the query names and
+their relation rings), ``Store.search_layer`` once per layer and ``Store.turns_beside``.
 
 Recall asks each layer for its vector top-k, its keyword top-k and the nodes that mention the
 graph walk's entities, with the cosines the ranking needs and the records of the candidates.
-``search_layer`` below composes that from the store's single-purpose calls (the embedded
-store, where a call is a function call); a server store answers it in one query instead
-(``cypher/store/recall_layer.cypher`` on Neo4j). Both rank the graph's hits with the same
-functions here, so the two cannot drift apart."""
+The functions named after the calls compose them from the store's single-purpose calls (the
+embedded store, where a call is a function call); a server store answers each in one query
+instead (``cypher/store/recall_walk.cypher``, ``recall_layer.cypher``, ``turns_beside.cypher``
+on Neo4j). Both rank with the same functions here, so the two cannot drift apart."""
 
 from __future__ import annotations
 
