@@ -3,9 +3,11 @@
     python benchmarks/recall_latency.py                         # embedded and neo4j, 10k and 100k
     python benchmarks/recall_latency.py --sizes 10000           # quicker
     python benchmarks/recall_latency.py --backends embedded     # no server needed
+    python benchmarks/recall_latency.py --sizes 100000 --backends neo4j --keep   # write once, measure again
 
 The Neo4j backend uses GRAPHMEM_NEO4J_URI / _USER / _PASSWORD / _DATABASE (start one with
-scripts/neo4j-dev start); each run writes its own namespace there and deletes it afterwards.
+scripts/neo4j-dev start); each run writes its own namespace there and deletes it afterwards
+(with --keep it stays, and a later --keep run of the same size reuses it: only reads measured).
 
 Synthetic namespaces: memories of realistic length (10-40 words) about a population of
 people, organisations, places and things, each with 2-4 entities and a relation. Queries are
