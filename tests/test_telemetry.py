@@ -90,3 +90,16 @@ def test_spans_for_calls_store_and_extraction_windows(tmp_path):
 def test_no_sdk_means_no_spans_and_nothing_sent(tmp_path):
     provider, sdk_loaded = run(DEFAULT, tmp_path).split()
     assert provider == "ProxyTracerProvider" and sdk_loaded == "False"
+
+
+def test_every_store_call_of_both_backends_is_spanned():
+    """Both store classes carry the span decorator (a helper placed between it and the Neo4j
+    class once took it: the Neo4j store's calls made no spans)."""
+    import inspect
+
+    from graphmem.store import EmbeddedStore
+    from graphmem.store.neo4j import Neo4jStore
+
+    for cls in (EmbeddedStore, Neo4jStore):
+        for name in ("put", "get", "vector_search", "search_layer", "walk", "turns_beside", "kinds_held"):
+            assert hasattr(inspect.getattr_static(cls, name), "__wrapped__"), (cls.__name__, name)

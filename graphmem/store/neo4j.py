@@ -58,13 +58,13 @@ _NAMESPACE_TTL = 5.0
 T = TypeVar("T")
 
 
-@traced_methods("graphmem.store")
 def _fulltext_labels() -> set[str]:
     """The labels the keyword index covers, as the schema file that creates it names them."""
     text = next(f.text for f in schema_files() if "FULLTEXT INDEX record_terms" in f.text)
     return set(re.search(r"FULLTEXT INDEX record_terms.*?FOR \(n:([\w|]+)\)", text, re.S).group(1).split("|"))
 
 
+@traced_methods("graphmem.store")
 class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
     """A Store on a Neo4j 5.26+ server (or cluster, or Aura). See the module docstring."""
 
