@@ -83,8 +83,9 @@ class Recaller:
         t0 = time.perf_counter()
         # on a server the layers held and the graph walk (entity names, relation hops) are read
         # while the query is embedded; only the layer searches need the vector
+        q_terms = set(keywords(query))
         held = self._pool.submit(self.store.kinds_held, namespace)
-        walked = self._pool.submit(self._walk, namespace, query, options)
+        walked = self._pool.submit(self._walk, namespace, query, q_terms, options)
         qvec = query_vector if query_vector is not None else self.embedder.embed([query], query=True)[0]
         timings["embed"] = (time.perf_counter() - t0) * 1000
         layers = [layer for layer in filter.layers if layer in held.result()]  # a kind the tenant lacks costs nothing
@@ -99,7 +100,6 @@ class Recaller:
         t1 = time.perf_counter()
         entities, walk = walked.result()
         timings["graph"] = (time.perf_counter() - t1) * 1000
-        q_terms = set(keywords(query))
         searches = {layer: self._pool.submit(self.store.search_layer, namespace,
                                              self._ask(layer, layer_statuses[layer], walk, options), qvec, query)
                     for layer in layers}
@@ -271,7 +271,8 @@ class Recaller:
                 out[i] = out.get(i, 0.0) + options.session_prior * other
         return out
 
-    def _walk(self, namespace: str, query: str, options: RecallOptions) -> tuple[dict[str, str], "_Walk | None"]:
+    def _walk(self, namespace: str, query: str, q_terms: set[str], options: RecallOptions
+              ) -> tuple[dict[str, str], "_Walk | None"]:
         """The query's entities (name -> id) and their relation neighbourhood. Every 1-4 word
         n-gram of the query (as tokens, and as written, so "Jean-Luc" and "北京大学" match too)
         is looked up by normalised name and alias: one indexed read, no NER model on the read
@@ -281,7 +282,7 @@ class Recaller:
         walked = self.store.walk(namespace, name_grams(query), options.graph_depth, _GRAPH_ENTITY_LIMIT)
         if not walked.entities:
             return {}, None
-        return {e.name: e.id for e in walked.entities}, _Walk(self.store, namespace, walked, set(keywords(query)))
+        return {e.name: e.id for e in walked.entities}, _Walk(self.store, namespace, walked, q_terms)
 
     @staticmethod
     def _ask(layer: str, statuses: tuple[Status, ...], walk: "_Walk | None", options: RecallOptions) -> LayerAsk:

@@ -58,16 +58,15 @@ class SearchMixin:
                 "vector_ann", index=f"{kind}_{self._prop}", candidates=candidates, vector=qlist,
                 namespace=namespace, statuses=status_values, prop=self._prop,
             )[0]
-            scored = sorted(((i, 2.0 * s - 1.0) for i, s in row["scored"]), key=lambda t: (-t[1], t[0]))
+            scored = sorted(_cosines(row["scored"]), key=lambda t: (-t[1], t[0]))
             if len(scored) >= k or row["seen"] < candidates:
                 self._seen_share(namespace, kind, len(scored), row["seen"])
                 return scored[:k]  # enough, or the index holds nothing more
             candidates = self._wider(namespace, kind, k, candidates, len(scored), row["seen"])
-        rows = self._rows(
+        return _cosines(self._rows(
             "vector_exact", _ids={"label": label}, namespace=namespace, statuses=status_values, vector=qlist, k=k,
             prop=self._prop,
-        )
-        return [(node_id, 2.0 * score - 1.0) for node_id, score in rows]
+        ))
 
     def _ann_candidates(self, namespace: str, kind: NodeKind, k: int) -> int:
         """HNSW candidates to ask for a top-k: ``oversample * k`` (at least 100), more where the
@@ -122,23 +121,23 @@ class SearchMixin:
                     self._seen_share(namespace, ask.kind, row["own"], row["seen"])
                 break  # enough, an exact scan, or the index holds nothing more
             ann = self._wider(namespace, ask.kind, k, ann, row["own"], row["seen"])
-        by_vector = [(node_id, 2.0 * score - 1.0) for node_id, score in row["top"]]
+        by_vector = _cosines(row["top"])
         known = dict(by_vector)
         graph = evidence([(node_id, entity_id) for node_id, entity_id in row["pairs"]], ask.weights)
         sims = {i: known[i] for i in graph if i in known}
-        sims |= {node_id: 2.0 * score - 1.0 for node_id, _, score in row["rescored"]}
+        sims |= dict(_cosines(row["rescored"]))
         nodes = {n.id: n for n in self._hydrate(row["rows"], namespace)}
         return LayerHits(
             vector=by_vector, keyword=[(node_id, float(score)) for node_id, score in row["keyword"]],
             graph=rank_graph(graph, sims, ask.graph_k) if ask.graph_k else {}, nodes=nodes,
-            sims={node_id: 2.0 * score - 1.0 for node_id, score in row["sims"] if node_id in nodes},
+            sims={node_id: sim for node_id, sim in _cosines(row["sims"]) if node_id in nodes},
         )
 
     def walk(self, namespace: str, names: Iterable[str], depth: int, limit: int) -> Walked:
         """One query (``recall_walk.cypher``) for the names, up to three rings and the first
         ring's relations: three to five round trips as single calls, the first ones on a
         recall's critical path."""
-        norms = sorted({normalise_name(n) for n in names} - {""})
+        norms = _norms(names)
         if not norms:
             return Walked([], {}, {})
         (row,) = self._read("recall_walk", namespace=namespace, norms=norms, depth=depth, limit=limit)
@@ -158,7 +157,7 @@ class SearchMixin:
         (row,) = self._read("turns_beside", namespace=namespace, ids=list(ids), exclude=sorted(exclude),
                             vector=unit_query(vector, self.dim).tolist(), prop=self._prop)
         nodes = self._hydrate(row["rows"], namespace)
-        return nodes, {node_id: 2.0 * score - 1.0 for node_id, score in row["sims"]}
+        return nodes, dict(_cosines(row["sims"]))
 
     def kinds_held(self, namespace: str) -> set[str]:
         (row,) = self._read("namespace_kinds", namespace=namespace)
@@ -168,7 +167,7 @@ class SearchMixin:
         return first_named(self.entities_named(namespace, names))
 
     def entities_named(self, namespace: str, names: Iterable[str]) -> dict[str, list[Entity]]:
-        norms = sorted({normalise_name(n) for n in names} - {""})
+        norms = _norms(names)
         hits: dict[str, list[str]] = {}
         entities: dict[str, Node] = {}
         for chunk in _chunks(norms, _READ_CHUNK):
@@ -196,8 +195,8 @@ class SearchMixin:
             return {}
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         q = (q / (np.linalg.norm(q) or 1.0)).tolist()
-        rows = self._rows("vector_scores", namespace=namespace, kind=kind, ids=list(ids), vector=q, prop=self._prop)
-        return {node_id: 2.0 * score - 1.0 for node_id, score in rows}
+        return dict(_cosines(self._rows("vector_scores", namespace=namespace, kind=kind, ids=list(ids), vector=q,
+                                        prop=self._prop)))
 
     def get_scored(
         self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
@@ -208,8 +207,18 @@ class SearchMixin:
         for chunk in _chunks(list(dict.fromkeys(ids)), _READ_CHUNK):
             (row,) = self._read("nodes_get_scored", namespace=namespace, ids=chunk, kind=kind, vector=q, prop=self._prop)
             found.update((n.id, n) for n in self._hydrate(row["rows"], namespace))
-            sims.update((node_id, 2.0 * score - 1.0) for node_id, score in row["sims"])
+            sims.update(_cosines(row["sims"]))
         return [found[i] for i in ids if i in found], {i: s for i, s in sims.items() if i in found}
+
+
+def _cosines(rows: Iterable[Sequence]) -> list[tuple[str, float]]:
+    """Rows of [id, ..., Neo4j cosine] as (id, cosine): ``vector.similarity.cosine`` is (1 + cos) / 2."""
+    return [(row[0], 2.0 * row[-1] - 1.0) for row in rows]
+
+
+def _norms(names: Iterable[str]) -> list[str]:
+    """The normalised names an entity lookup asks for, without blanks, in a stable order."""
+    return sorted({normalise_name(n) for n in names} - {""})
 
 
 def _lucene(namespace: str, kind: NodeKind, text: str, statuses: Sequence[Status]) -> str | None:
