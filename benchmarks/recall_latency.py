@@ -122,9 +122,8 @@ def run(backend: str, size: int, workdir: Path, queries: int, ann_threshold: int
     msgs = deferred = [""]
     reuse = keep and mem.store.has_namespace(ns) and mem.store.count(ns).get("memory", 0) == size
     if reuse:  # written by an earlier --keep run: only the reads are measured
-        for draw in (lambda: synth_memories(10_000, rng), lambda: synth_memories(size, rng),
-                     lambda: synth_messages(4000, rng), lambda: synth_messages(4000, rng)):
-            draw()  # the random draws of the writes, so the same questions follow
+        synth_memories(10_000, rng), synth_memories(size, rng)  # the writes' random draws, so the same questions follow
+        synth_messages(4000, rng), synth_messages(4000, rng)
     else:
         if mem.store.has_namespace(ns):
             mem.store.delete_namespace(ns)
