@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.extraction_quality import evaluate, has, language_kept, load, matches, who
 from graphmem.extract.checks import (
-    adds_a_value, canonical_predicate, grounded, is_vague, kept_terms, replaced_terms, resolve_subject,
+    adds_a_value, canonical_predicate, grounded, is_event, is_vague, kept_terms, replaced_terms, resolve_subject,
     unconfirmed_assistant_words,
 )
 from graphmem.extract.extractors import SYSTEM_PROMPT, copies_an_example, example_memories
@@ -195,6 +195,29 @@ def test_a_candidate_only_replaces_what_the_turn_says_changed():
     niro = fact_of("", "Kenji bought an electric Kia Niro", "Kenji", "bought", "electric Kia Niro")
     sold = replaced_terms(turns(("Kenji", "I sold the Civic and bought an electric Kia Niro.")))
     assert decide(niro, [(civic, 0.58)], sold).action == "supersede"
+
+
+def test_an_event_or_a_many_valued_attribute_replaces_nothing_by_its_predicate_alone():
+    # seen on LoCoMo: each photo Gina shared retired the one before it; a passion retired another
+    students = fact_of("s", "Gina shares a photo of her students doing a dance routine", "Gina", "shares_photo",
+                       "students doing a dance routine")
+    event = fact_of("", "Gina shares a photo of the event", "Gina", "shares_photo", "event")
+    assert decide(event, [(students, 0.6)]).action == "add"
+    dancing = fact_of("d", "Jon is passionate about dancing", "Jon", "passion", "dancing")
+    assert decide(fact_of("", "Jon loves fashion", "Jon", "passion", "fashion"), [(dancing, 0.6)]).action == "add"
+    thanked = fact_of("t", "陈静感谢王强的帮助", "陈静", "感谢", "王强的帮助")
+    assert decide(fact_of("", "陈静感谢李娜的礼物", "陈静", "感谢", "李娜的礼物"), [(thanked, 0.6)]).action == "add"
+    for event_predicate in ("shared_photo", "visits", "thanked", "went_to", "chatting_about", "分享照片"):
+        assert is_event(event_predicate), event_predicate
+    for attribute in ("lives_in", "works_at", "drives", "prefers_language", "favourite_team", "is_a", "住在"):
+        assert not is_event(attribute), attribute
+    # an attribute still changes by its predicate, and an event still changes when the turn says so
+    munich = fact_of("m", "Daniel lives in Munich", "Daniel", "lives_in", "Munich")
+    assert decide(fact_of("", "Daniel lives in Hamburg", "Daniel", "lives_in", "Hamburg"), [(munich, 0.6)]).action == "supersede"
+    gym = fact_of("g", "Emma goes climbing every Thursday", "Emma", "goes", "climbing")
+    swim = fact_of("", "Emma goes swimming on Thursdays", "Emma", "goes", "swimming")
+    assert decide(swim, [(gym, 0.6)], replaced_terms(turns(("Emma", "I stopped climbing, I go swimming instead.")))
+                  ).action == "supersede"
 
 
 def test_no_example_of_the_prompt_can_be_stored():

@@ -46,7 +46,55 @@ _CANON = {syn: canon for canon, syns in VOCABULARY.items() for syn in (canon, *s
 # replaces one only when the window says so (a change cue naming it).
 MULTI_VALUED = frozenset({"learning", "has_pet", "allergic_to", "likes", "dislikes", "loves", "enjoys", "plays",
                           "has_child", "speaks", "language", "languages", "hobby", "hobbies", "visited", "owns", "knows",
-                          "friend_of"})
+                          "friend_of", "passion", "passionate_about", "interest", "interests", "interested_in", "goal",
+                          "goals", "dream", "dreams", "wants", "plans", "plans_to", "爱好", "兴趣", "梦想", "计划"})
+
+# What a person does on an occasion (shares a photo, thanks someone, visits a place): the
+# predicate's first word is one of these verbs (any inflection). An event is not an attribute:
+# a new one is added beside the earlier ones and replaces none unless the window says so.
+# Seen on LoCoMo: "Gina shares a photo of the event" retired "... a photo of her students".
+_EVENT_VERBS = frozenset({
+    "share", "send", "thank", "encourage", "say", "tell", "ask", "show", "post", "give", "visit", "attend", "go",
+    "meet", "make", "see", "watch", "receive", "get", "take", "buy", "celebrate", "complete", "finish", "teach",
+    "talk", "discuss", "mention", "describe", "explain", "compliment", "congratulate", "recommend", "suggest",
+    "invite", "praise", "help", "win", "read", "cook", "bake", "try", "find", "do", "reply", "respond", "agree",
+    "offer", "wish", "express", "host", "organise", "organize", "participate", "perform", "photograph", "call",
+    "text", "write", "check", "sign", "cheer", "chat",
+    # irregular past forms
+    "went", "said", "told", "sent", "gave", "made", "saw", "took", "bought", "got", "met", "taught", "won", "found",
+    "did", "wrote", "showed", "shown",
+})
+_EVENT_ZH = ("分享", "发了", "发送", "感谢", "谢谢", "鼓励", "告诉", "问", "参加", "看了", "买了", "庆祝", "完成", "教",
+             "讨论", "提到", "推荐", "邀请", "称赞", "夸", "帮助", "赢", "拍")
+
+
+def _verb_forms(word: str) -> set[str]:
+    """The base forms an English inflected verb may have: shares/shared/sharing -> share."""
+    forms = {word}
+    for suffix, back in (("ies", "y"), ("ied", "y"), ("es", ""), ("s", ""), ("ed", ""), ("d", ""), ("ing", ""),
+                         ("ing", "e")):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 2:
+            forms.add(word[: -len(suffix)] + back)
+    stem_ = word[:-3] if word.endswith("ing") else word[:-2] if word.endswith("ed") else ""
+    if len(stem_) >= 3 and stem_[-1] == stem_[-2]:  # doubled consonant: chatted -> chat
+        forms.add(stem_[:-1])
+    return forms
+
+
+def is_event(predicate: str | None) -> bool:
+    """Whether a normalised predicate states something done on an occasion (``shares_photo``,
+    ``thanked``, ``分享``) rather than an attribute that holds one value at a time."""
+    if not predicate:
+        return False
+    if predicate.startswith(_EVENT_ZH):
+        return True
+    return bool(_verb_forms(predicate.split("_")[0]) & _EVENT_VERBS)
+
+
+def holds_one_value(predicate: str | None) -> bool:
+    """Whether a new value of the (normalised) attribute replaces the held one: not a
+    many-valued attribute (``likes``, ``learning``) and not an event."""
+    return bool(predicate) and predicate not in MULTI_VALUED and not is_event(predicate)
 
 # Predicates whose opposite values replace each other for the same endpoints (likes -> dislikes sushi).
 SENTIMENT = frozenset({"likes", "loves", "enjoys", "prefers", "dislikes", "hates", "avoids", "favourite", "favorite",

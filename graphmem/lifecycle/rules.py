@@ -8,7 +8,8 @@ What to do with a candidate memory given the similar memories already stored:
 - supersede (override): the candidate's turn says a value changed ("switched from coffee",
   "Django is gone", "不再", "搬出") and names the stored value (cosine >= 0.2); or the same
   subject and predicate with a new object, unless the attribute holds many values at once
-  (``learning``, ``has_pet``, ``likes``); or the same endpoints with the opposite predicate of
+  (``learning``, ``has_pet``, ``likes``) or the predicate states an event (``shares_photo``,
+  ``thanked``: one more occasion, not a new value); or the same endpoints with the opposite predicate of
   one relation (likes -> dislikes, dating -> married_to); in both *and* about the same thing:
   cosine >= 0.55, or >= 0.2 when the predicate names one attribute (``prefers_language``, not
   a bare ``prefers``). Two memories that merely look alike never supersede each other; a
@@ -43,7 +44,7 @@ from typing import Any, Literal
 from ..models import SOURCE_CONFIDENCE, MemoryIn, MemoryRecord, Status
 from ..retrieve.scoring import frequency, recency
 from ..settings import LifecycleSettings, RecallOptions
-from ..extract.checks import (HAN_RUN, MULTI_VALUED, change_words, is_vague, names_most, predicate_family,
+from ..extract.checks import (HAN_RUN, change_words, holds_one_value, is_vague, names_most, predicate_family,
                               same_relation, says_it_left)
 from ..extract.schema import normalise_predicate
 from ..text import keywords, normalise_name
@@ -128,7 +129,7 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: fro
         if adds:
             continue
         if (_same(candidate.predicate, old.predicate, True) and not _same(candidate.object, old.object)
-                and _predicate(candidate.predicate or "") not in MULTI_VALUED):
+                and holds_one_value(_predicate(candidate.predicate or ""))):
             return Decision("supersede", old.id, f"{old.predicate}: {old.object} -> {candidate.object}")
         if (_same(candidate.object, old.object) and candidate.predicate
                 and not same_relation(_predicate(candidate.predicate), _predicate(old.predicate or ""))
@@ -240,7 +241,7 @@ def _attribute_swap(candidate: Fact, old: Fact, kept: frozenset[str]) -> tuple[s
     memory still holds ("换工作了，现在在美团，还是做产品经理"); otherwise the candidate replaces
     the old memory itself."""
     predicate = _predicate(candidate.predicate or "")
-    if (old.object and candidate.object and predicate not in MULTI_VALUED and not _same(candidate.object, old.object)
+    if (old.object and candidate.object and holds_one_value(predicate) and not _same(candidate.object, old.object)
             and predicate == _predicate(old.predicate or "") and old.object.casefold() in old.text.casefold()
             and old.keywords & kept):
         return old.object, candidate.object
