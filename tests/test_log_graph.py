@@ -107,6 +107,19 @@ def test_recall_items_report_the_turns_and_tokens_they_carry(gmem):
     assert hits[mem.id].model_dump()["turns"] == [msgs[0].id]
 
 
+def test_a_memory_is_as_recent_as_the_turns_it_was_said_in(gmem):
+    # a conversation of a year ago, extracted today: its facts are a year old, not new
+    year_ago = datetime.now(timezone.utc) - timedelta(days=365)
+    old = gmem.add_messages("s", [{"content": "I moved to Porto in May.", "created_at": year_ago}])[0]
+    derived = gmem.remember("The user lives in Porto", source_message_ids=[old.id])
+    fresh = gmem.remember("The user lives near the river in Porto")
+    assert derived.said_at == old.created_at and fresh.said_at is None
+    assert gmem.get(derived.id).said_at == old.created_at  # stored on every backend
+    hits = {h.item.id: h for h in gmem.recall("Porto", k=5, filter=RecallFilter.READ_ONLY)}
+    assert hits[derived.id].breakdown.recency < 0.01 and hits[old.id].breakdown.recency < 0.01
+    assert hits[fresh.id].breakdown.recency > 0.99
+
+
 def test_a_superseded_value_never_reads_as_current(gmem):
     msgs = gmem.add_messages("s", [{"speaker": "Maya", "content": "I prefer TypeScript for all my side projects."},
                                    {"speaker": "Maya", "content": "The weather is nice."}])

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 
-from graphmem.models import MemoryRecord, ScoreBreakdown, ScoredItem, utcnow
+from graphmem.models import Episode, MemoryRecord, ScoreBreakdown, ScoredItem, utcnow
 from graphmem.retrieve import frequency, merge_layers, recency, relevance, score
 from graphmem.retrieve.recall import keyword_signal
 from graphmem.settings import RecallOptions, RelevanceWeights
@@ -51,6 +51,11 @@ def test_recency_halves_each_half_life():
     assert recency(m, now, 30) == pytest.approx(0.5)
     m.last_accessed_at = now
     assert recency(m, now, 30) == pytest.approx(1.0)
+    # recency counts from when it was said: a memory of last year's turns, an episode's end
+    said = MemoryRecord(text="x", created_at=now, said_at=now - timedelta(days=60))
+    assert recency(said, now, 30) == pytest.approx(0.25)
+    episode = Episode(summary="x", created_at=now, start_at=now - timedelta(days=31), end_at=now - timedelta(days=30))
+    assert recency(episode, now, 30) == pytest.approx(0.5)
 
 
 def test_frequency_saturates():

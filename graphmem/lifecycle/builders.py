@@ -122,8 +122,10 @@ class GraphBuilder:
     def memories(self, namespace: str, inputs: Sequence[MemoryIn], now: datetime) -> tuple[list[Node], np.ndarray, list[Edge]]:
         """Memory records, the entities they create and their edges, with one vector row per node."""
         sources = {sid for m in inputs for sid in m.source_message_ids}
+        said: dict[str, datetime] = {}
         if sources:
-            known = {n.id for n in self.store.get(namespace, list(sources)) if n.kind == "message"}
+            said = {n.id: n.created_at for n in self.store.get(namespace, list(sources)) if n.kind == "message"}
+            known = set(said)
             if sources - known:
                 raise NotFoundError(f"source message {sorted(sources - known)[0]!r} not found in {namespace!r}")
         tagged = [m.entities is None and not _triple_text(m) for m in inputs]  # a triple written out names its two
@@ -140,6 +142,7 @@ class GraphBuilder:
                 confidence=m.confidence if m.confidence is not None else SOURCE_CONFIDENCE[m.source],
                 source=m.source, pinned=m.pinned, valid_at=m.valid_at or now, invalid_at=m.invalid_at,
                 source_message_ids=m.source_message_ids, episode_id=m.episode_id, created_at=now,
+                said_at=max((said[i] for i in m.source_message_ids), default=None),
                 updated_at=now, entities=[e.name for e, _ in mentions], keywords=keywords(m.text),
                 metadata=m.metadata,
             )

@@ -324,6 +324,7 @@ class MemoryRecord(Scorable):
     archived_at: UTCDateTime | None = None
     status_reason: str = ""  # the rule that last changed the status, with its numbers
     source_message_ids: list[str] = Field(default_factory=list)
+    said_at: UTCDateTime | None = None  # when the last of its source turns was said (recency counts from it)
     episode_id: str | None = None
     entities: list[str] = Field(default_factory=list)  # names as written, resolved to Entity ids by MENTIONS edges
     keywords: list[str] = Field(default_factory=list)

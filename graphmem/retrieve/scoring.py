@@ -22,10 +22,18 @@ def held_at(item: Scorable, at: datetime) -> bool:
     return start <= at and (end is None or end > at)
 
 
+def stated_at(item: Scorable) -> datetime:
+    """When what an item says was said: a memory's source turns (``said_at``), the end of an
+    episode's stretch of conversation, else when it was created. A memory extracted today from
+    last year's conversation is as old as that conversation, not new."""
+    said = getattr(item, "said_at", None) or getattr(item, "end_at", None)
+    return min(said, item.created_at) if said is not None else item.created_at
+
+
 def recency(item: Scorable, now: datetime, half_life_days: float) -> float:
-    """Exponential decay from the item's last use (its last access, else its creation):
+    """Exponential decay from the item's last use (its last access, else when it was said):
     1.0 now, 0.5 after one half-life. Edits do not refresh it: a correction is a new record."""
-    last = max(t for t in (item.last_accessed_at, item.created_at) if t is not None)
+    last = max(t for t in (item.last_accessed_at, stated_at(item)) if t is not None)
     age_days = max(0.0, (now - last).total_seconds() / _DAY)
     return 0.5 ** (age_days / half_life_days)
 

@@ -1212,6 +1212,8 @@ export interface components {
             status_reason: string;
             /** Source Message Ids */
             source_message_ids: string[];
+            /** Said At */
+            said_at: string | null;
             /** Episode Id */
             episode_id: string | null;
             /** Entities */
