@@ -67,6 +67,20 @@ def test_graph_hits_are_evidence_with_the_path_that_found_them(gmem):
     assert hits[0].text == "Carol is Dave's manager"
 
 
+def test_naming_whom_the_whole_namespace_is_about_is_weak_evidence(gmem):
+    # seen on LoCoMo: in a chat between two people every memory mentions one of them, and a flat
+    # graph score of 1.0 for "mentions Jon" put "Jon thanks Gina" above the turn that answers
+    for topic in ("dance studio", "banking job", "trip to Paris", "new shoes", "marketing class", "his students",
+                  "the competition", "a photo", "the weekend", "a video"):
+        gmem.remember(f"Jon talked about {topic}", entities=[{"name": "Jon", "type": "person"}])
+    rare = gmem.remember("Jon met Zephyra at the gallery", entities=[{"name": "Jon", "type": "person"},
+                                                                    {"name": "Zephyra", "type": "person"}])
+    hits = {h.item.id: h for h in gmem.recall("Did Jon see Zephyra?", k=20)}
+    common = [h.breakdown.graph for i, h in hits.items() if i != rare.id and "graph" in h.matched_by]
+    assert common and max(common) < 0.5 < hits[rare.id].breakdown.graph  # Zephyra is one memory's, Jon everyone's
+    assert hits[rare.id].breakdown.path == "mentions Zephyra"
+
+
 def test_turns_by_the_person_asked_about_and_answers_to_questions(gmem):
     gmem.add_messages("s", [
         {"speaker": "Ann", "content": "Any plans for the weekend?"},

@@ -192,6 +192,25 @@ def test_the_graph_walk_from_the_names_a_query_holds(store):
     assert store.walk("b", ["ann"], 2, 100) == composed(store, "b", ["ann"], 2, 100) and not store.walk("b", ["ann"], 2, 100).entities
 
 
+def test_mention_counts_say_how_much_of_the_namespace_is_about_an_entity(store):
+    """MENTIONS into the entity and SAID out of it, whatever the node's kind; the walk carries
+    the counts of every entity it reached."""
+    from graphmem.store.layers import walk as composed
+
+    ann, bob, cat = (Entity(namespace="a", name=n) for n in ("Ann", "Bob", "Cat"))
+    turns = [Message(namespace="a", session_id="s", seq=i, content=f"turn {i}", speaker="Ann") for i in range(3)]
+    notes = [mem(f"note {i}") for i in range(2)]
+    edges = [Edge(namespace="a", source=ann.id, type=EdgeType.SAID, target=t.id) for t in turns]
+    edges += [Edge(namespace="a", source=n.id, type=EdgeType.MENTIONS, target=ann.id) for n in notes]
+    edges += [Edge(namespace="a", source=notes[0].id, type=EdgeType.MENTIONS, target=bob.id),
+              Relation(namespace="a", source_id=ann.id, predicate="knows", target_id=bob.id).to_edge()]
+    store.put("a", [ann, bob, cat, *turns, *notes], edges=edges)
+    assert store.mention_counts("a", [ann.id, bob.id, cat.id, "ent_missing"]) == {ann.id: 5, bob.id: 1}
+    assert store.mention_counts("b", [ann.id]) == {} and store.mention_counts("a", []) == {}
+    for w in (store.walk("a", ["ann"], 1, 100), composed(store, "a", ["ann"], 1, 100)):
+        assert w.mentions == {ann.id: 5, bob.id: 1}
+
+
 def test_turns_beside_the_given_ones_with_cosines(store):
     msgs = [Message(namespace="a", session_id="s1", seq=i, content=f"turn {i}") for i in range(5)]
     edges = [Edge(namespace="a", source=msgs[i].id, type=EdgeType.NEXT, target=msgs[i + 1].id) for i in range(4)]

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 
 import pytest
 
 from graphmem.models import Episode, MemoryRecord, ScoreBreakdown, ScoredItem, utcnow
 from graphmem.retrieve import frequency, merge_layers, recency, relevance, score
+from graphmem.retrieve.scoring import SPECIFICITY_FLOOR, SPECIFICITY_PRIOR, specificity
 from graphmem.retrieve.recall import keyword_signal
 from graphmem.settings import RecallOptions, RelevanceWeights
 from graphmem.text import EntityTagger, fts_query, keywords, normalise_name, query_terms, segment, stem
@@ -56,6 +58,14 @@ def test_recency_halves_each_half_life():
     assert recency(said, now, 30) == pytest.approx(0.25)
     episode = Episode(summary="x", created_at=now, start_at=now - timedelta(days=31), end_at=now - timedelta(days=30))
     assert recency(episode, now, 30) == pytest.approx(0.5)
+
+
+def test_specificity_is_an_idf_scaled_to_one():
+    assert specificity(1, 10_000 - SPECIFICITY_PRIOR) == pytest.approx(1 - math.log(2) / math.log(10_001))
+    assert specificity(2, 500) > specificity(10, 500) > specificity(100, 500) > specificity(400, 500)
+    assert specificity(500, 500) == SPECIFICITY_FLOOR  # everything is about it: the floor
+    assert specificity(0, 100) == 1.0  # nothing known: full evidence
+    assert specificity(5, 5) > 0.5  # a handful of nodes all about one person is no evidence of a hub
 
 
 def test_frequency_saturates():

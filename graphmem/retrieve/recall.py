@@ -20,7 +20,7 @@ from ..settings import RecallFilter, RecallOptions
 from ..store import Store
 from ..store.layers import LayerAsk, Walked
 from ..text import keywords, name_grams, normalise_name, time_span
-from .scoring import held_at, relevance, score
+from .scoring import held_at, relevance, score, specificity
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +29,7 @@ _GRAPH_ENTITY_LIMIT = 100  # entities a query may expand to
 _GRAPH_PAIR_LIMIT = 1000  # (node, entity) pairs read per layer before ranking
 _GRAPH_RESCORE = 3  # graph candidates' cosines computed: this many times graph_candidates, the nearest in the graph
 _STEP_MARK_COS = 0.5  # a step found by meaning is marked as the procedure's match from this cosine
+_SIZE_TTL_S = 300.0  # a namespace's node count (for entity specificity) is read again after this
 
 
 @dataclass
@@ -55,6 +56,7 @@ class Recaller:
     def __init__(self, store: Store, embedder: Embedder) -> None:
         self.store = store
         self.embedder = embedder
+        self._sizes: dict[str, tuple[float, int]] = {}  # namespace -> (when read, nodes that can mention)
         # keyword and vector searches of every layer run side by side where the store's reads
         # overlap (a server's round trips); on the embedded store they run one after another:
         # its reads share one connection, and threads on 2 cores made context slower (100k
@@ -174,7 +176,10 @@ class Recaller:
                 if not admitted(layer, rec):
                     continue
                 if layer == "message" and options.speaker_match and normalise_name(rec.speaker) in speakers:
-                    if options.speaker_match > c.graph:  # the graph's SAID edge: a turn by a person the query names
+                    # the graph's SAID edge: a turn by a person the query names. Not weighed by
+                    # specificity (measured: on LoCoMo, where each speaker said half the turns,
+                    # that cost extraction mode 0.08 recall and gave turns mode 0.003)
+                    if options.speaker_match > c.graph:
                         c.graph, c.entity, c.said = options.speaker_match, None, speakers[normalise_name(rec.speaker)]
                 kept[node_id] = (rec, keyword_signal(c.keyword_raw, top_kw, q_terms, rec.keywords))
             base = {i: relevance(cands[i].semantic or 0.0, kw, cands[i].graph, options.relevance) for i, (_, kw) in kept.items()}
@@ -282,7 +287,18 @@ class Recaller:
         walked = self.store.walk(namespace, name_grams(query), options.graph_depth, _GRAPH_ENTITY_LIMIT)
         if not walked.entities:
             return {}, None
-        return {e.name: e.id for e in walked.entities}, _Walk(self.store, namespace, walked, q_terms)
+        return {e.name: e.id for e in walked.entities}, _Walk(self.store, namespace, walked, q_terms,
+                                                              self._size(namespace))
+
+    def _size(self, namespace: str) -> int:
+        """The namespace's memories, turns, episodes and procedures (what can mention an
+        entity), read at most every few minutes: specificity needs its order of magnitude."""
+        at, size = self._sizes.get(namespace, (-_SIZE_TTL_S, 0))
+        if time.monotonic() - at >= _SIZE_TTL_S:
+            counts = self.store.count(namespace, edges=False)
+            size = sum(counts.get(kind, 0) for kind in ("memory", "message", "episode", "procedure"))
+            self._sizes[namespace] = (time.monotonic(), size)
+        return size
 
     @staticmethod
     def _ask(layer: str, statuses: tuple[Status, ...], walk: "_Walk | None", options: RecallOptions) -> LayerAsk:
@@ -336,18 +352,21 @@ class _InTurn:
 
 class _Walk:
     """The query's entities and their relation neighbourhood: entity -> hop, graph score and
-    the step that reached it. Each hop costs evidence (x0.6), except a first hop across a
-    relation the query names ("Dave's *manager*" crossing ``manages``): that is the question's
-    own path. Paths further out are read only for the items shown."""
+    the step that reached it. An entity's evidence is its specificity in the namespace
+    (``specificity``: reaching someone the whole namespace is about says little), less x0.6
+    per hop, except a first hop across a relation the query names ("Dave's *manager*" crossing
+    ``manages``): that is the question's own path. Paths further out are read only for the
+    items shown."""
 
-    def __init__(self, store: Store, namespace: str, walked: Walked, query_terms: set[str]) -> None:
+    def __init__(self, store: Store, namespace: str, walked: Walked, query_terms: set[str], size: int) -> None:
         self.store, self.namespace = store, namespace
         self.hops = walked.hops
         self.score = {}
         for e, h in self.hops.items():
             step = walked.first.get(e)
             named = step is not None and bool(query_terms & set(keywords(step[1].replace("_", " "))))
-            self.score[e] = 1.0 if h == 0 or named else _HOP_DECAY ** h
+            reach = 1.0 if h == 0 or named else _HOP_DECAY ** h
+            self.score[e] = reach * specificity(walked.mentions.get(e, 0), size)
         self.parent: dict[str, tuple[str, str, bool]] = dict(walked.first)
         self.entities: dict[str, Any] = {e.id: e for e in walked.entities}
 

@@ -43,6 +43,23 @@ def frequency(access_count: int, saturation: float) -> float:
     return 1.0 - math.exp(-access_count / saturation)
 
 
+SPECIFICITY_FLOOR = 0.15
+SPECIFICITY_PRIOR = 50  # nodes that mention nothing added to every namespace: a small one is no evidence of a hub
+
+
+def specificity(mentions: int, size: int) -> float:
+    """How much naming an entity tells about an item, from how much of the namespace is about
+    it (an IDF scaled to 0..1): 1.0 for an entity few of ``size`` nodes mention, falling to
+    ``SPECIFICITY_FLOOR`` for one nearly every node mentions or said (in a chat between two
+    people, each of them): graph evidence that would lift everything lifts nothing. In a
+    namespace of a few dozen nodes everything mentions someone; ``SPECIFICITY_PRIOR`` keeps
+    that from reading as a hub."""
+    if mentions <= 0:
+        return 1.0
+    size += SPECIFICITY_PRIOR
+    return max(SPECIFICITY_FLOOR, min(1.0, math.log((size + 1) / (mentions + 1)) / math.log(size + 1)))
+
+
 def relevance(semantic: float, keyword: float, graph: float, weights: RelevanceWeights) -> float:
     """Text relevance (semantic and keyword blended) raised by graph evidence in proportion to
     what the text says (``text * (1 + weights.graph * graph)``), so a graph hit breaks near ties

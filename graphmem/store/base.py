@@ -308,8 +308,9 @@ class Store(Protocol):
         ``mentions``: only nodes with a MENTIONS edge to this entity id, read in the same
         statement (a reader never pairs the edges of one moment with the nodes of another)."""
 
-    def count(self, namespace: str) -> dict[str, int]:
-        """Node counts by kind (and ``memory:<status>``) plus ``edges``."""
+    def count(self, namespace: str, edges: bool = True) -> dict[str, int]:
+        """Node counts by kind (and ``memory:<status>``) plus ``edges`` (unless not asked:
+        counting a large namespace's edges takes a server a while)."""
 
     def delete(self, namespace: str, ids: Sequence[str]) -> int:
         """Delete nodes with their edges (and relation edges derived from them), vectors and
@@ -377,6 +378,10 @@ class Store(Protocol):
     ) -> list[tuple[str, str]]:
         """(node id, entity id) pairs: nodes of ``kind`` and ``statuses`` with a MENTIONS edge to
         one of ``entity_ids``; at most ``limit`` pairs, plain tuples (the hot path of graph recall)."""
+
+    def mention_counts(self, namespace: str, entity_ids: Sequence[str]) -> dict[str, int]:
+        """How many nodes mention each entity or were said by it (MENTIONS in, SAID out): how
+        much of the namespace is about it. Entities without any are left out."""
 
     def vector_scores(
         self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray

@@ -448,7 +448,7 @@ class EmbeddedStore(GraphMixin, ReembedMixin, SearchMixin):
             self._sync()
             return self._hydrate(self.conn.execute(sql, (*params, limit, offset)))
 
-    def count(self, namespace: str) -> dict[str, int]:
+    def count(self, namespace: str, edges: bool = True) -> dict[str, int]:
         with self._lock, self._guard():
             out: dict[str, int] = {}
             for kind, status, n in self.conn.execute(
@@ -457,7 +457,8 @@ class EmbeddedStore(GraphMixin, ReembedMixin, SearchMixin):
                 out[kind] = out.get(kind, 0) + n
                 if kind == "memory":
                     out[f"memory:{status}"] = n
-            out["edges"] = self.conn.execute("SELECT COUNT(*) FROM edges WHERE namespace = ?", (namespace,)).fetchone()[0]
+            if edges:
+                out["edges"] = self.conn.execute("SELECT COUNT(*) FROM edges WHERE namespace = ?", (namespace,)).fetchone()[0]
             return out
 
     def delete(self, namespace: str, ids: Sequence[str]) -> int:

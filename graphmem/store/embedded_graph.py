@@ -117,6 +117,20 @@ class GraphMixin:
                 frontier = nxt
             return hops
 
+    def mention_counts(self, namespace: str, entity_ids: Sequence[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        with self._lock, self._guard():
+            self._sync()
+            for chunk in _chunks(list(entity_ids), 400):
+                marks = ",".join("?" * len(chunk))
+                for column, etype in (("target", EdgeType.MENTIONS), ("source", EdgeType.SAID)):
+                    for entity_id, n in self.conn.execute(
+                        f"SELECT {column}, COUNT(*) FROM edges WHERE namespace = ? AND {column} IN ({marks}) "  # noqa: S608
+                        f"AND type = ? GROUP BY {column}", (namespace, *chunk, etype.value),
+                    ):
+                        out[entity_id] = out.get(entity_id, 0) + n
+        return out
+
     def mentioned_by(
         self, namespace: str, entity_ids: Sequence[str], kind: NodeKind, statuses: Sequence[Status], limit: int
     ) -> list[tuple[str, str]]:

@@ -25,12 +25,14 @@ if TYPE_CHECKING:
 @dataclass
 class Walked:
     """Recall's graph walk: the entities the query names (rejected ones left out), every entity
-    within the depth -> its hop (0: named), and for the first ring the relation that reached
-    it: entity -> (named entity, predicate, forward), over relations that still hold."""
+    within the depth -> its hop (0: named), for the first ring the relation that reached it:
+    entity -> (named entity, predicate, forward), over relations that still hold, and for each
+    entity the nodes that mention it or that it said (``Store.mention_counts``)."""
 
     entities: list[Entity]
     hops: dict[str, int]
     first: dict[str, tuple[str, str, bool]]
+    mentions: dict[str, int] = field(default_factory=dict)
 
 
 def first_step(found: dict[str, tuple[str, str, bool]], there: str, here: str, predicate: str | None, key: str | None,
@@ -54,7 +56,7 @@ def walk(store: "Store", namespace: str, names: Sequence[str], depth: int, limit
             here, there = (e.source, e.target) if forward else (e.target, e.source)
             if there in targets and not e.props.get("invalid_at"):  # not a relation that ended
                 first_step(first, there, here, e.props.get("predicate"), e.key, forward)
-    return Walked(list(found.values()), hops, first)
+    return Walked(list(found.values()), hops, first, store.mention_counts(namespace, list(hops)))
 
 
 @dataclass(frozen=True)

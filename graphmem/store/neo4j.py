@@ -420,14 +420,15 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
         # a record read in its retired form (see _hydrate) no longer matches a status filter
         return [n for n in nodes if status_values is None or getattr(n, "status", None) in status_values]
 
-    def count(self, namespace: str) -> dict[str, int]:
+    def count(self, namespace: str, edges: bool = True) -> dict[str, int]:
         out: dict[str, int] = {}
         for row in self._read("nodes_count", namespace=namespace):
             kind, status, n = row["kind"], row["status"], row["n"]
             out[kind] = out.get(kind, 0) + n
             if kind == "memory":
                 out[f"memory:{status}"] = n
-        out["edges"] = self._read("edges_count", namespace=namespace)[0]["n"]
+        if edges:
+            out["edges"] = self._read("edges_count", namespace=namespace)[0]["n"]
         return out
 
     def delete(self, namespace: str, ids: Sequence[str]) -> int:

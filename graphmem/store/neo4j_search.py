@@ -148,7 +148,7 @@ class SearchMixin:
         first: dict[str, tuple[str, str, bool]] = {}
         for there, here, predicate, key, forward in row["first"]:
             first_step(first, there, here, predicate, key, forward)
-        return Walked(entities, hops, first)  # type: ignore[arg-type]
+        return Walked(entities, hops, first, {e: n for e, n in row["mentions"] if n})  # type: ignore[arg-type]
 
     def turns_beside(self, namespace: str, ids: Sequence[str], vector: np.ndarray, exclude: set[str]
                      ) -> tuple[list[Node], dict[str, float]]:
@@ -187,6 +187,11 @@ class SearchMixin:
             statuses=[Status(s).value for s in statuses], limit=limit,
         )
         return [(node_id, entity_id) for node_id, entity_id in rows]
+
+    def mention_counts(self, namespace: str, entity_ids: Sequence[str]) -> dict[str, int]:
+        if not entity_ids:
+            return {}
+        return dict(self._rows("mention_counts", namespace=namespace, ids=list(entity_ids)))
 
     def vector_scores(
         self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
