@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks.extraction_quality import evaluate, has, language_kept, load, matches, who
 from graphmem.extract.checks import (
-    adds_a_value, canonical_predicate, grounded, is_event, is_vague, kept_terms, replaced_terms, resolve_subject,
+    adds_a_value, canonical_predicate, change_words, grounded, is_event, is_vague, kept_terms, replaced_terms, resolve_subject,
     unconfirmed_assistant_words,
 )
 from graphmem.extract.extractors import SYSTEM_PROMPT, copies_an_example, example_memories
@@ -218,6 +218,16 @@ def test_an_event_or_a_many_valued_attribute_replaces_nothing_by_its_predicate_a
     swim = fact_of("", "Emma goes swimming on Thursdays", "Emma", "goes", "swimming")
     assert decide(swim, [(gym, 0.6)], replaced_terms(turns(("Emma", "I stopped climbing, I go swimming instead.")))
                   ).action == "supersede"
+
+
+def test_a_denied_change_cue_is_no_change():
+    # seen on LoCoMo: "Don't quit" and "I won't quit, no matter what" retired memories of the window
+    for denied in ("Don't quit, remember, failures lead you closer to success.", "Thanks! I won't quit, no matter what.",
+                   "Don't let anything stop you.", "I didn't change jobs.", "我不会离职的。", "别换工作。"):
+        assert not change_words(denied) and not replaced_terms(turns(("Jon", denied))), denied
+    for said in ("I quit my job at the bank.", "I switched to tea.", "I don't drink coffee any more.", "我离职了。",
+                 "我不再喝咖啡了。"):
+        assert replaced_terms(turns(("Jon", said))), said
 
 
 def test_no_example_of_the_prompt_can_be_stored():

@@ -192,6 +192,20 @@ def grounded(subject: str | None, obj: str | None, text: str, msgs: Sequence[Mes
 HAN_RUN = re.compile(r"[\u3400-\u9fff]+")
 _CLAUSES = re.compile(r"[,;:.!?，。；：！？]")
 
+# a cue the turn denies ("don't quit", "I won't stop", "never changed", "不会离职", "别换"): no change.
+# "any more" and "no longer" carry their own negation ("I don't drink coffee any more" is one)
+_DENIED_EN = re.compile(r"\b(don'?t|do not|doesn'?t|didn'?t|won'?t|will not|wouldn'?t|shouldn'?t|can'?t|cannot|"
+                        r"haven'?t|hasn'?t|never|not)\b(\s+[\w']+){0,2}\s*$", re.IGNORECASE)
+_DENIED_ZH = re.compile(r"(不会|不要|不想|没有|从不|从没|别)\S{0,2}$")
+_SELF_NEGATED = re.compile(r"any ?more|no longer|not any|不", re.IGNORECASE)
+
+
+def _change_cues(text: str) -> list[re.Match[str]]:
+    """The change cues of a text that it does not deny."""
+    return [m for m in _CHANGE_CUES.finditer(text)
+            if _SELF_NEGATED.match(m.group(0)) or not (_DENIED_EN.search(text, 0, m.start())
+                                                      or _DENIED_ZH.search(text, 0, m.start()))]
+
 
 _CONFIRM = re.compile(
     r"\b(yes|yeah|yep|sure|perfect|exactly|correct|right|agreed|booked|bought|ordered|done|will do|sounds good|"
@@ -227,7 +241,7 @@ def kept_terms(turns: Sequence[Message]) -> frozenset[str]:
 def _change_clauses(turns: Sequence[Message], keeping: bool) -> frozenset[str]:
     out: set[str] = set()
     for m in turns:
-        if m.role != "assistant" and _CHANGE_CUES.search(m.content):
+        if m.role != "assistant" and _change_cues(m.content):
             for clause in _CLAUSES.split(m.content):
                 if keeps_a_value(clause) == keeping:  # "..., still a product manager": that value stays
                     out |= terms_of(clause)
@@ -282,7 +296,7 @@ def is_vague(value: str | None) -> bool:
 
 def change_words(text: str) -> set[str]:
     """The key words of a text's change cues ("left", "switched from", "不再")."""
-    return {k for m in _CHANGE_CUES.finditer(text) for k in terms_of(m.group(0))}
+    return {k for m in _change_cues(text) for k in terms_of(m.group(0))}
 
 
 def says_it_left(text: str) -> bool:
@@ -292,4 +306,4 @@ def says_it_left(text: str) -> bool:
 
 def is_past_or_changed(text: str) -> bool:
     """A memory that states a value as past or left ("used to live in Madrid", "left Riverside")."""
-    return _CHANGE_CUES.search(text) is not None
+    return bool(_change_cues(text))
