@@ -44,6 +44,16 @@ def test_messages_are_tagged_with_entities_and_keywords(mem):
     assert "berlin" in m[0].keywords and "北京" in m[1].keywords
 
 
+def test_a_turn_is_as_sure_as_its_speaker(mem):
+    # a person's own words are user-stated; the assistant's and a tool's observed: a memory read
+    # from a user's turn does not outrank the turn on confidence alone
+    said = mem.add_messages("s", [{"role": "user", "content": "I moved to Lyon"},
+                                  {"role": "assistant", "content": "Lyon is lovely"}])
+    assert [m.confidence for m in said] == [1.0, 0.5]
+    assert [m.confidence for m in mem.store.get("default", [m.id for m in said])] == [1.0, 0.5]
+    assert mem.add_episode("a chat about Lyon", message_ids=[said[0].id]).confidence == 1.0  # a person wrote it
+
+
 def test_remember_builds_entities_relations_and_provenance(mem):
     msg = mem.add_messages("s", ["I'm Ann and I work at Initech"])[0]
     rec = mem.remember("Ann works at Initech", subject="Ann", predicate="works_at", object="Initech",

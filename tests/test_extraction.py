@@ -142,6 +142,7 @@ def test_windows_become_memories_episodes_and_procedures(recorded):
         assert {e.target for e in mem.store.edges("default", [rec.id], types=[EdgeType.DERIVED_FROM])} \
             == set(rec.source_message_ids)
     for ep in episodes.values():  # an episode mentions what its memories name: graph recall reaches it
+        assert ep.confidence == 0.7  # the model's reading of the window: inferred
         if ep.memory_ids:
             assert mem.store.edges("default", [ep.id], types=[EdgeType.MENTIONS])
     procs = mem.list("procedure")

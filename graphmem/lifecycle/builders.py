@@ -210,8 +210,9 @@ class GraphBuilder:
         return [EntityIn(name=e.name, type=e.type, aliases=e.aliases) for e in ents]
 
     def episode(self, namespace: str, summary: Any, session_id: str | None, messages: Sequence[Message],
-                memory_ids: Sequence[str], importance: float) -> tuple[Episode, list[Edge]]:
-        """An episode and its COVERS, PRODUCED and NEXT edges."""
+                memory_ids: Sequence[str], importance: float, confidence: float = 1.0) -> tuple[Episode, list[Edge]]:
+        """An episode and its COVERS, PRODUCED and NEXT edges (``confidence``: 1.0 for one a
+        person wrote, the inferred 0.7 for the model's summary of a window)."""
         previous = None
         if session_id is not None:
             prior = self.store.query(namespace, "episode", session_id=session_id, limit=1)
@@ -220,7 +221,7 @@ class GraphBuilder:
         episode = check(Episode, {
             "namespace": namespace, "summary": summary, "session_id": session_id,
             "message_ids": [m.id for m in messages], "memory_ids": list(memory_ids), "importance": importance,
-            "previous_episode_id": previous, "start_at": min(times, default=None), "end_at": max(times, default=None),
+            "confidence": confidence, "previous_episode_id": previous, "start_at": min(times, default=None), "end_at": max(times, default=None),
             "keywords": keywords(summary) if isinstance(summary, str) else [],
         }, "episode")
         edges = [Edge(namespace=namespace, source=episode.id, type=EdgeType.COVERS, target=m.id) for m in messages]

@@ -13,7 +13,8 @@ from ..extract.checks import (adds_a_value, grounded, kept_terms, replaced_terms
                               unconfirmed_assistant_words)
 from ..extract.extractors import copies_an_example
 from ..extract.schema import ExtractedMemory, Extraction
-from ..models import Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, Session, Status, utcnow
+from ..models import (SOURCE_CONFIDENCE, Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, Session, Source,
+                      Status, utcnow)
 from ..text import keywords, normalise_name
 from ..text.when import time_span
 from .builders import GraphBuilder
@@ -174,7 +175,8 @@ class WindowFolder:
 
         summary = extraction.episode or "; ".join(m.text for m in admitted[:3]) or f"{len(msgs)} messages"
         episode, ep_edges = self.builder.episode(namespace, summary, session.id, msgs, list(dict.fromkeys(produced)),
-                                                 max([m.importance for m in admitted], default=0.3))
+                                                 max([m.importance for m in admitted], default=0.3),
+                                                 SOURCE_CONFIDENCE[Source.inferred])  # the model's reading of the window
         for i, n in enumerate(out.nodes):
             if isinstance(n, MemoryRecord) and n.id in produced and n.episode_id is None:
                 out.nodes[i] = n.model_copy(update={"episode_id": episode.id})

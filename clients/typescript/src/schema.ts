@@ -1262,7 +1262,7 @@ export interface components {
             importance: number;
             /**
              * Confidence
-             * @default 0.5
+             * @default 1
              */
             confidence: number;
             /** @default active */
