@@ -2,8 +2,8 @@
 //          normalised name or alias), then up to $depth rings of RELATES_TO neighbours (either
 //          direction, nearest first, at most $limit entities in all; rejected entities start
 //          no walk), and the relations from the named entities to the first ring that still
-//          hold (they name and score the first hop), and how many nodes mention each entity
-//          walked or were said by it (as mention_counts.cypher)
+//          hold (they name and score the first hop), and how many nodes mention each named
+//          entity or were said by it (as mention_counts.cypher)
 // params:  $namespace (string), $norms (list<string>): normalised names, $depth (int, 0-3),
 //          $limit (int)
 // mode:    read
@@ -51,4 +51,4 @@ CALL (seeds, ring1) {
 }
 RETURN [n IN named | [n.kind, n.data, n.access_count, toString(n.last_accessed_at), n.id, [n.retiring, n.retire_data]]] AS rows,
        [[n IN ring1 | n.id], [n IN ring2 | n.id], [n IN ring3 | n.id]] AS rings, first,
-       [n IN seeds + ring1 + ring2 + ring3 | [n.id, COUNT { (n)<-[:MENTIONS]-() } + COUNT { (n)-[:SAID]->() }]] AS mentions
+       [n IN seeds | [n.id, COUNT { (n)<-[:MENTIONS]-() } + COUNT { (n)-[:SAID]->() }]] AS mentions

@@ -352,11 +352,11 @@ class _InTurn:
 
 class _Walk:
     """The query's entities and their relation neighbourhood: entity -> hop, graph score and
-    the step that reached it. An entity's evidence is its specificity in the namespace
-    (``specificity``: reaching someone the whole namespace is about says little), less x0.6
-    per hop, except a first hop across a relation the query names ("Dave's *manager*" crossing
-    ``manages``): that is the question's own path. Paths further out are read only for the
-    items shown."""
+    the step that reached it. A named entity's evidence is its specificity in the namespace
+    (``specificity``: naming someone the whole namespace is about says little); each hop costs
+    evidence (x0.6), except a first hop across a relation the query names ("Dave's *manager*"
+    crossing ``manages``): that is the question's own path. Paths further out are read only for
+    the items shown."""
 
     def __init__(self, store: Store, namespace: str, walked: Walked, query_terms: set[str], size: int) -> None:
         self.store, self.namespace = store, namespace
@@ -366,7 +366,7 @@ class _Walk:
             step = walked.first.get(e)
             named = step is not None and bool(query_terms & set(keywords(step[1].replace("_", " "))))
             reach = 1.0 if h == 0 or named else _HOP_DECAY ** h
-            self.score[e] = reach * specificity(walked.mentions.get(e, 0), size)
+            self.score[e] = reach * specificity(walked.mentions.get(e, 0), size) if h == 0 else reach
         self.parent: dict[str, tuple[str, str, bool]] = dict(walked.first)
         self.entities: dict[str, Any] = {e.id: e for e in walked.entities}
 
