@@ -221,7 +221,8 @@ class GraphBuilder:
         episode = check(Episode, {
             "namespace": namespace, "summary": summary, "session_id": session_id,
             "message_ids": [m.id for m in messages], "memory_ids": list(memory_ids), "importance": importance,
-            "confidence": confidence, "previous_episode_id": previous, "start_at": min(times, default=None), "end_at": max(times, default=None),
+            "confidence": confidence, "previous_episode_id": previous,
+            "start_at": min(times, default=None), "end_at": max(times, default=None),
             "keywords": keywords(summary) if isinstance(summary, str) else [],
         }, "episode")
         edges = [Edge(namespace=namespace, source=episode.id, type=EdgeType.COVERS, target=m.id) for m in messages]

@@ -365,8 +365,8 @@ class _Walk:
         for e, h in self.hops.items():
             step = walked.first.get(e)
             named = step is not None and bool(query_terms & set(keywords(step[1].replace("_", " "))))
-            reach = 1.0 if h == 0 or named else _HOP_DECAY ** h
-            self.score[e] = reach * specificity(walked.mentions.get(e, 0), size) if h == 0 else reach
+            self.score[e] = (specificity(walked.mentions.get(e, 0), size) if h == 0
+                             else 1.0 if named else _HOP_DECAY ** h)
         self.parent: dict[str, tuple[str, str, bool]] = dict(walked.first)
         self.entities: dict[str, Any] = {e.id: e for e in walked.entities}
 
