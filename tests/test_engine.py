@@ -44,13 +44,14 @@ def test_messages_are_tagged_with_entities_and_keywords(mem):
     assert "berlin" in m[0].keywords and "北京" in m[1].keywords
 
 
-def test_a_turn_is_as_sure_as_its_speaker(mem):
-    # a person's own words are user-stated; the assistant's and a tool's observed: a memory read
-    # from a user's turn does not outrank the turn on confidence alone
+def test_a_turn_is_a_sure_record_of_what_was_said(mem):
+    # a memory read from a turn does not outrank the turn on confidence alone; a turn stored at
+    # the old 0.5 reads the same
     said = mem.add_messages("s", [{"role": "user", "content": "I moved to Lyon"},
                                   {"role": "assistant", "content": "Lyon is lovely"}])
-    assert [m.confidence for m in said] == [1.0, 0.5]
-    assert [m.confidence for m in mem.store.get("default", [m.id for m in said])] == [1.0, 0.5]
+    assert [m.confidence for m in said] == [1.0, 1.0]
+    assert [m.confidence for m in mem.store.get("default", [m.id for m in said])] == [1.0, 1.0]
+    assert type(said[0]).model_validate({**said[0].model_dump(), "confidence": 0.5}).confidence == 1.0
     assert mem.add_episode("a chat about Lyon", message_ids=[said[0].id]).confidence == 1.0  # a person wrote it
 
 

@@ -284,8 +284,9 @@ class Message(Scorable):
     tool_call_id: ShortStr | None = None  # a tool turn: the call it answers
     seq: int = Field(0, ge=0)
     importance: Unit = 0.3
-    # what its role makes it: a person's own words are user-stated (1.0), the assistant's, a
-    # tool's or the system's observed (0.5). A memory read from a turn is never surer than it
+    # a turn is a faithful record of what was said, whoever said it: 1.0 (stores written before
+    # this read 0.5 and are read as 1.0). How far its claim holds is for the memories read from
+    # it, and none of them is surer than the turn
     confidence: Unit = 1.0
     extracted: bool = False  # set once an extraction window has represented it
     entities: list[str] = Field(default_factory=list)
@@ -295,8 +296,7 @@ class Message(Scorable):
     @model_validator(mode="after")
     def _says_something(self) -> "Message":
         says_something(self.content, self.tool_calls)
-        # set, not assigned: an assignment would validate the model again
-        self.__dict__["confidence"] = SOURCE_CONFIDENCE[Source.user_stated if self.role == "user" else Source.observed]
+        self.__dict__["confidence"] = 1.0  # set, not assigned: an assignment would validate the model again
         return self
 
     @property
