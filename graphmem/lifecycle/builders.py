@@ -125,9 +125,8 @@ class GraphBuilder:
         said: dict[str, datetime] = {}
         if sources:
             said = {n.id: n.created_at for n in self.store.get(namespace, list(sources)) if n.kind == "message"}
-            known = set(said)
-            if sources - known:
-                raise NotFoundError(f"source message {sorted(sources - known)[0]!r} not found in {namespace!r}")
+            if sources - said.keys():
+                raise NotFoundError(f"source message {sorted(sources - said.keys())[0]!r} not found in {namespace!r}")
         tagged = [m.entities is None and not _triple_text(m) for m in inputs]  # a triple written out names its two
         tag_iter = iter(self.parts.tagger.tag_many([m.text for m, t in zip(inputs, tagged) if t]))
         all_mentions = [_mentions(m, next(tag_iter) if t else None) for m, t in zip(inputs, tagged)]
