@@ -81,6 +81,19 @@ def test_naming_whom_the_whole_namespace_is_about_is_weak_evidence(gmem):
     assert hits[rare.id].breakdown.path == "mentions Zephyra"
 
 
+def test_keyword_scores_are_comparable_across_layers(gmem):
+    # seen on LoCoMo with extraction: BM25 scaled by each layer's own best hit rated a memory that
+    # shares one common word with the query as highly as the turn that has all of it
+    turn = gmem.add_messages("s", ["We adopted a golden retriever puppy named Biscuit from the shelter."])[0]
+    weak = gmem.remember("The shelter is closed on Mondays")
+    hits = {h.item.id: h for h in gmem.recall("golden retriever puppy Biscuit shelter", k=5,
+                                              filter=RecallFilter.READ_ONLY)}
+    assert hits[turn.id].breakdown.keyword == pytest.approx(1.0)
+    assert hits[weak.id].breakdown.keyword < 0.5
+    alone = gmem.recall("golden retriever puppy Biscuit shelter", k=5, layers=["memory"], filter=RecallFilter.READ_ONLY)
+    assert alone[0].item.id == weak.id and alone[0].breakdown.keyword > 0.7  # alone, it is the best there is
+
+
 def test_turns_by_the_person_asked_about_and_answers_to_questions(gmem):
     gmem.add_messages("s", [
         {"speaker": "Ann", "content": "Any plans for the weekend?"},
@@ -147,6 +160,8 @@ def test_a_superseded_value_never_reads_as_current(gmem):
     hits = gmem.recall("Which language does Maya prefer for side projects?", k=10)
     order = [h.item.id for h in hits]
     assert order.index(new.id) < order.index(stale.id)
+    # the old turn has the query's words ("side projects"); the fact that replaced it takes its relevance
+    assert hits[order.index(new.id)].breakdown.context > 0
     ctx = gmem.context("Which language does Maya prefer for side projects?", budget=400)
     line = next(x for x in ctx.text.splitlines() if "TypeScript for all my side projects" in x)
     assert f"(superseded on {stale.superseded_by.at:%Y-%m-%d} by: Maya prefers Rust)" in line
