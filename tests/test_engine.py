@@ -283,6 +283,25 @@ def test_tenants_never_see_each_other(mem):
         assert other not in mem.context("launch code", namespace=ns).text
 
 
+def test_a_tenants_keyword_ranking_is_its_own(mem):
+    # BM25 weighs a term by how rare it is among the tenant's own documents: another tenant
+    # writing "orchid" a hundred times must not make it common here (FTS5's bm25() alone counts
+    # the whole file)
+    ids = {text: mem.remember(text, namespace="a", entities=[]).id
+           for text in ("orchid ledger", "walnut ledger", "walnut harbour")}
+
+    def ranked():
+        return mem.store.keyword_search("a", "memory", "orchid walnut", 3, [Status.active])
+
+    alone = ranked()
+    assert alone[0][0] == ids["orchid ledger"]  # orchid is in one of three, walnut in two
+    mem.remember_many([{"text": "orchid pebble", "entities": []}] * 100 + [{"text": "pebble gravel", "entities": []}] * 100,
+                      namespace="b")  # two words each, as here: the length normalisation is file-wide
+    beside = ranked()
+    assert [i for i, _ in beside] == [i for i, _ in alone]
+    assert [s for _, s in beside] == pytest.approx([s for _, s in alone], rel=1e-6)
+
+
 def test_reopen_restores_recall(tmp_path):
     path = tmp_path / "m.db"
     with Memory(path) as m:

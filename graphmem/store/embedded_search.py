@@ -5,6 +5,7 @@ the connection, the lock and the caches)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import get_args
 
 import numpy as np
 
@@ -100,12 +101,26 @@ class SearchMixin:
             if self._doc_counts[0] != key:
                 self._doc_counts = (key, doc_counts(self.conn, terms))
             df = self._doc_counts[1]
+            tenant = self._tenant(namespace)
         reader = self._reader()
         with self._guard():
             if reader is None:
                 with self._lock:
-                    return keyword_query(self.conn, terms, df, scopes, namespace, k)
-            return keyword_query(reader, terms, df, scopes, namespace, k)  # no store lock: runs beside vector work
+                    return keyword_query(self.conn, terms, df, scopes, namespace, k, tenant)
+            return keyword_query(reader, terms, df, scopes, namespace, k, tenant)  # no store lock: beside vector work
+
+    def _tenant(self, namespace: str) -> tuple[list[str], int] | None:
+        """None where the file holds one namespace (FTS5's counts are its own), else all scope
+        tokens of ``namespace`` and the documents they hold (read once per commit)."""
+        if self._tenants[0] != self._commits:
+            many = self.conn.execute("SELECT count(*) > 1 FROM namespaces").fetchone()[0]
+            self._tenants = (self._commits, {} if many else None)
+        if self._tenants[1] is None:
+            return None
+        if namespace not in self._tenants[1]:
+            tokens = [scope_token(namespace, kind, status.value) for kind in get_args(NodeKind) for status in Status]
+            self._tenants[1][namespace] = (tokens, sum(doc_counts(self.conn, tokens).values()))
+        return self._tenants[1][namespace]
 
     def vector_scores(
         self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
