@@ -201,18 +201,19 @@ def _idf(rows: int, docs: int) -> float:
 
 
 def keyword_query(conn: sqlite3.Connection, terms: list[str], df: dict[str, int], scopes: list[str], namespace: str,
-                  k: int, tenant: tuple[list[str], int] | None = None) -> list[tuple[str, float]]:
+                  k: int, tenant: tuple[int, dict[str, int]] | None = None) -> list[tuple[str, float]]:
     """BM25 top-k of FTS5 within the given scope tokens (namespace, kind, status); ``df``:
     ``doc_counts`` of the terms. FTS5's bm25() counts documents in the whole file, every
-    tenant's, so where the file holds other namespaces (``tenant``: all scope tokens of this
-    namespace and the documents they hold) each term is weighed by its IDF among this
-    namespace's documents instead: a tenant ranks as it would alone in its own file (LoCoMo
-    conversation 1 alone: recall 0.767, beside the nine others by file-wide counts: 0.712)."""
+    tenant's, so where the file holds other namespaces (``tenant``: the namespace's documents
+    and ``tenant_counts`` of the terms) each term is weighed by its IDF among this namespace's
+    documents instead, and a tenant ranks as it would alone in its own file (LoCoMo
+    conversation 1 alone: recall 0.767; beside the nine others by file-wide counts: 0.712). The
+    length normalisation stays file-wide."""
     present = sorted((t for t in terms if df.get(t, 0) > 0), key=lambda t: (df[t], t))
     if not present or k <= 0:
         return []
     scope_expr = " OR ".join(f'scope:"{s}"' for s in scopes)
-    local = df if tenant is None else _tenant_counts(conn, present, tenant[0])
+    local = df if tenant is None else tenant[1]
     # BM25 costs time in proportion to the documents its terms match, and common terms
     # rank least. Like a common-terms query, BM25 runs on the rarest terms while their
     # document counts stay within a budget (the rarest always runs); the others still
@@ -236,19 +237,22 @@ def keyword_query(conn: sqlite3.Connection, terms: list[str], df: dict[str, int]
                           "WHERE fts MATCH ?)" for i in range(len(kept)))  # bm25() needs a cursor of its own
         union = " UNION ALL ".join(f"SELECT rowid, score FROM t{i}" for i in range(len(kept)))
         sql = f"WITH {parts} SELECT n.id, s.score FROM (SELECT rowid, sum(score) AS score FROM ({union}) GROUP BY rowid {tail}"
-        args = [v for t in kept for v in (_idf(tenant[1], local[t]) / _idf(rows_all, df[t]),
+        args = [v for t in kept for v in (_idf(tenant[0], local[t]) / _idf(rows_all, df[t]),
                                           f"({scope_expr}) AND ({fts_query([t])})")]
     return [(i, float(score)) for i, score in conn.execute(sql, (*args, k, namespace))]  # noqa: S608
 
 
-def _tenant_counts(conn: sqlite3.Connection, terms: list[str], tokens: list[str]) -> dict[str, int]:
-    """Documents per term among one namespace's (all its scope tokens), in one statement. The
-    first term (the file's rarest) is counted in full; another past the keyword budget is left
-    out (it would not run)."""
+def tenant_counts(conn: sqlite3.Connection, terms: list[str], df: dict[str, int], tokens: list[str]) -> dict[str, int]:
+    """Documents per term among one namespace's (``tokens``: all its scope tokens), in one
+    statement. The file's rarest term is counted in full; another past the keyword budget is
+    left out (it would not run)."""
+    present = sorted((t for t in terms if df.get(t, 0) > 0), key=lambda t: (df[t], t))
+    if not present:
+        return {}
     within = " OR ".join(f'scope:"{s}"' for s in tokens)
     counts = " UNION ALL ".join(
         f"SELECT {i}, count(*) FROM (SELECT rowid FROM fts WHERE fts MATCH ?{' LIMIT ?' if i else ''})"
-        for i in range(len(terms)))
-    args = [v for i, t in enumerate(terms)
+        for i in range(len(present)))
+    args = [v for i, t in enumerate(present)
             for v in ((f"({within}) AND ({fts_query([t])})",) + ((KEYWORD_DOC_BUDGET + 1,) if i else ()))]
-    return {terms[i]: n for i, n in conn.execute(counts, args) if i == 0 or n <= KEYWORD_DOC_BUDGET}  # noqa: S608
+    return {present[i]: n for i, n in conn.execute(counts, args) if i == 0 or n <= KEYWORD_DOC_BUDGET}  # noqa: S608

@@ -13,7 +13,7 @@ from ..models import LAYERS, Node, NodeKind, Status
 from ..text import query_terms
 from .base import scope_token, unit_query
 from .embedded_ann import AnnState, ann_file, settle
-from .embedded_parts import STATUS_CODE, VectorIndex, doc_counts, keyword_query
+from .embedded_parts import STATUS_CODE, VectorIndex, doc_counts, keyword_query, tenant_counts
 from .layers import LayerAsk, LayerHits, Walked, search_layer, turns_beside, walk
 
 
@@ -101,7 +101,7 @@ class SearchMixin:
             if self._doc_counts[0] != key:
                 self._doc_counts = (key, doc_counts(self.conn, terms))
             df = self._doc_counts[1]
-            tenant = self._tenant(namespace)
+            tenant = self._tenant(namespace, terms, df)
         reader = self._reader()
         with self._guard():
             if reader is None:
@@ -109,18 +109,23 @@ class SearchMixin:
                     return keyword_query(self.conn, terms, df, scopes, namespace, k, tenant)
             return keyword_query(reader, terms, df, scopes, namespace, k, tenant)  # no store lock: beside vector work
 
-    def _tenant(self, namespace: str) -> tuple[list[str], int] | None:
-        """None where the file holds one namespace (FTS5's counts are its own), else all scope
-        tokens of ``namespace`` and the documents they hold (read once per commit)."""
+    def _tenant(self, namespace: str, terms: list[str], df: dict[str, int]) -> tuple[int, dict[str, int]] | None:
+        """None where the file holds one namespace (FTS5's counts are its own), else the
+        namespace's documents and the terms' counts among them, read once per commit and terms
+        (the layers of one recall share them)."""
         if self._tenants[0] != self._commits:
             many = self.conn.execute("SELECT count(*) > 1 FROM namespaces").fetchone()[0]
             self._tenants = (self._commits, {} if many else None)
         if self._tenants[1] is None:
             return None
-        if namespace not in self._tenants[1]:
+        cache = self._tenants[1]
+        if namespace not in cache:
             tokens = [scope_token(namespace, kind, status.value) for kind in get_args(NodeKind) for status in Status]
-            self._tenants[1][namespace] = (tokens, sum(doc_counts(self.conn, tokens).values()))
-        return self._tenants[1][namespace]
+            cache[namespace] = (tokens, sum(doc_counts(self.conn, tokens).values()), {})
+        tokens, rows, counted = cache[namespace]
+        if tuple(terms) not in counted:
+            counted[tuple(terms)] = tenant_counts(self.conn, terms, df, tokens)
+        return rows, counted[tuple(terms)]
 
     def vector_scores(
         self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
