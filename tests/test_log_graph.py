@@ -160,14 +160,30 @@ def test_a_superseded_value_never_reads_as_current(gmem):
     hits = gmem.recall("Which language does Maya prefer for side projects?", k=10)
     order = [h.item.id for h in hits]
     assert order.index(new.id) < order.index(stale.id)
-    # the old turn has the query's words ("side projects"); the fact that replaced it takes its relevance
-    assert hits[order.index(new.id)].breakdown.context > 0
+    # the old turn has more of the query's words ("side projects"), yet never reads as more relevant
+    assert hits[order.index(stale.id)].breakdown.relevance <= hits[order.index(new.id)].breakdown.relevance
     ctx = gmem.context("Which language does Maya prefer for side projects?", budget=400)
     line = next(x for x in ctx.text.splitlines() if "TypeScript for all my side projects" in x)
     assert f"(superseded on {stale.superseded_by.at:%Y-%m-%d} by: Maya prefers Rust)" in line
     # what held then is still there to ask for
     then = gmem.recall("Maya language", k=10, as_of=old.valid_at + (new.valid_at - old.valid_at) / 2)
     assert old.id in [h.item.id for h in then]
+
+
+def test_a_stale_turn_lends_nothing_to_the_fact_that_replaced_it(gmem):
+    # seen in the demo: the superseded turn "Got it, TypeScript ... Anything I should know when I
+    # suggest food?" matched a food question; the fact that replaced it is no answer to that
+    msgs = gmem.add_messages("s", [
+        {"speaker": "Maya", "content": "I use TypeScript for the tooling. Any ideas for snacks at the team lunch?"},
+        {"speaker": "Maya", "content": "I am allergic to peanuts, so no peanut butter snacks."}])
+    old = gmem.remember("Maya uses TypeScript for the tooling", subject="Maya", predicate="uses_language",
+                        object="TypeScript", source_message_ids=[msgs[0].id])
+    allergy = gmem.remember("Maya is allergic to peanuts", subject="Maya", predicate="allergic_to", object="peanuts",
+                            source_message_ids=[msgs[1].id])
+    new = gmem.update(old.id, text="Maya uses Rust for the tooling", object="Rust")
+    assert gmem.get(msgs[0].id).superseded_by.memory_id == new.id
+    order = [h.item.id for h in gmem.recall("Which snacks should Maya avoid at the team lunch?", k=10)]
+    assert order.index(allergy.id) < order.index(new.id)
 
 
 def test_turns_of_the_window_that_restate_an_old_value_are_marked_too(gmem):

@@ -170,13 +170,10 @@ class Recaller:
         # match is one common word must not rate it as highly as the turn that has the whole
         # query (LoCoMo conversation 1 with extraction: 0.639 -> 0.717 at 10 turns)
         top_kw = max((c.keyword_raw for cands in per_layer.values() for c in cands.values()), default=0.0)
-        # what a stale turn or episode said, the memory that replaced it answers: that memory takes
-        # the relevance the stale item keeps as context, so it ranks above it even where the old
-        # wording matches the query better (memories are scored last to have them). Not the stale
-        # item's full relevance: a false supersession would then lift an unrelated memory to the
-        # top (LoCoMo conversation 0 with extraction: 0.688 without, 0.665 full, 0.685 this)
-        replaced: dict[str, float] = {}
-        for layer in sorted(per_layer, key=lambda name: name == "memory"):
+        # a stale turn or episode never reads as more relevant than the memory that replaced it,
+        # when that memory is a candidate too (memories are scored first to know)
+        current: dict[str, float] = {}
+        for layer in sorted(per_layer, key=lambda name: name != "memory"):
             cands = per_layer[layer]
             if not cands:
                 continue
@@ -199,15 +196,19 @@ class Recaller:
             scored: list[ScoredItem] = []
             for node_id, (rec, kw) in kept.items():
                 c = cands[node_id]
-                extra = max(context.get(node_id, 0.0), replaced.get(node_id, 0.0))
+                extra = context.get(node_id, 0.0)
                 if span is not None and _within(rec, span):
                     extra += options.time_boost
                 stale = getattr(rec, "superseded_by", None) is not None and as_of is None
+                damp = options.superseded_turns if stale else 1.0
                 breakdown = score(rec, semantic=c.semantic or 0.0, keyword=kw, graph=c.graph, now=now, options=options,
-                                  context=extra, damp=options.superseded_turns if stale else 1.0)
-                if stale:
-                    by = rec.superseded_by.memory_id
-                    replaced[by] = max(replaced.get(by, 0.0), breakdown.relevance)
+                                  context=extra, damp=damp)
+                cap = current.get(rec.superseded_by.memory_id) if stale else None
+                if cap is not None and breakdown.relevance > cap:
+                    breakdown = score(rec, semantic=c.semantic or 0.0, keyword=kw, graph=c.graph, now=now,
+                                      options=options, context=extra, damp=damp * cap / breakdown.relevance)
+                if layer == "memory":
+                    current[node_id] = breakdown.relevance
                 if breakdown.relevance < options.min_relevance:
                     continue
                 scored.append(ScoredItem(layer=layer, item=rec, score=breakdown.total, breakdown=breakdown,
