@@ -207,7 +207,11 @@ def test_an_event_or_a_many_valued_attribute_replaces_nothing_by_its_predicate_a
     assert decide(fact_of("", "Jon loves fashion", "Jon", "passion", "fashion"), [(dancing, 0.6)]).action == "add"
     thanked = fact_of("t", "陈静感谢王强的帮助", "陈静", "感谢", "王强的帮助")
     assert decide(fact_of("", "陈静感谢李娜的礼物", "陈静", "感谢", "李娜的礼物"), [(thanked, 0.6)]).action == "add"
-    for event_predicate in ("shared_photo", "visits", "thanked", "went_to", "chatting_about", "分享照片"):
+    sunset = fact_of("p", "Caroline paints a sunset with a palm tree", "Caroline", "paints", "sunset with a palm tree")
+    portrait = fact_of("", "Caroline paints a self-portrait", "Caroline", "paints", "self-portrait")
+    assert decide(portrait, [(sunset, 0.6)]).action == "add"  # seen on LoCoMo: each painting retired the last
+    for event_predicate in ("shared_photo", "visits", "thanked", "went_to", "chatting_about", "paints", "drew",
+                            "分享照片", "画了"):
         assert is_event(event_predicate), event_predicate
     for attribute in ("lives_in", "works_at", "drives", "prefers_language", "favourite_team", "is_a", "住在"):
         assert not is_event(attribute), attribute

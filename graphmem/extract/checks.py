@@ -61,13 +61,15 @@ _EVENT_VERBS = frozenset({
     "invite", "praise", "help", "win", "read", "cook", "bake", "try", "find", "do", "reply", "respond", "agree",
     "offer", "wish", "express", "host", "organise", "organize", "participate", "perform", "photograph", "call",
     "text", "write", "check", "sign", "cheer", "chat",
+    # a work made on an occasion (seen on LoCoMo: each painting Caroline made retired the one before)
+    "paint", "draw", "sketch", "sculpt", "knit", "sew", "craft", "create", "compose", "design", "film",
     # irregular forms the stemmer does not bring home
     "went", "goes", "said", "told", "sent", "gave", "made", "saw", "took", "bought", "got", "met", "taught", "won",
-    "found", "did", "does", "wrote", "shown",
+    "found", "did", "does", "wrote", "shown", "drew",
 })
 _EVENT_STEMS = frozenset(stem(v) for v in _EVENT_VERBS)
 _EVENT_ZH = ("分享", "发了", "发送", "感谢", "谢谢", "鼓励", "告诉", "问", "参加", "看了", "买了", "庆祝", "完成", "教",
-             "讨论", "提到", "推荐", "邀请", "称赞", "夸", "帮助", "赢", "拍")
+             "讨论", "提到", "推荐", "邀请", "称赞", "夸", "帮助", "赢", "拍", "画了", "写了", "做了")
 
 
 def is_event(predicate: str | None) -> bool:
