@@ -74,7 +74,7 @@ class EmbeddedStore(GraphMixin, ReembedMixin, SearchMixin):
         self._commits = 0  # commits seen (ours, and others' through data_version): keys the small caches
         self._kinds: tuple[int, dict] = (-1, {})
         self._doc_counts: tuple[tuple, dict] = ((), {})
-        self._tenants: tuple[int, dict | None] = (-1, None)  # commits -> namespace -> (tokens, documents, counts)
+        self._tenants: tuple[int, dict | None, tuple | None] = (-1, None, None)  # commits, namespace sizes, last counts
         self.capabilities = StoreCapabilities(file=None if str(self.path) == ":memory:" else self.path)
 
     # lifecycle ---------------------------------------------------------------------------

@@ -111,21 +111,22 @@ class SearchMixin:
 
     def _tenant(self, namespace: str, terms: list[str], df: dict[str, int]) -> tuple[int, dict[str, int]] | None:
         """None where the file holds one namespace (FTS5's counts are its own), else the
-        namespace's documents and the terms' counts among them, read once per commit and terms
-        (the layers of one recall share them)."""
+        namespace's documents and the terms' counts among them, read once per commit (the
+        documents) and per recall (the counts: the layers of one recall ask for the same terms)."""
         if self._tenants[0] != self._commits:
             many = self.conn.execute("SELECT count(*) > 1 FROM namespaces").fetchone()[0]
-            self._tenants = (self._commits, {} if many else None)
-        if self._tenants[1] is None:
+            self._tenants = (self._commits, {} if many else None, None)
+        _, sizes, last = self._tenants
+        if sizes is None:
             return None
-        cache = self._tenants[1]
-        if namespace not in cache:
+        if namespace not in sizes:
             tokens = [scope_token(namespace, kind, status.value) for kind in get_args(NodeKind) for status in Status]
-            cache[namespace] = (tokens, sum(doc_counts(self.conn, tokens).values()), {})
-        tokens, rows, counted = cache[namespace]
-        if tuple(terms) not in counted:
-            counted[tuple(terms)] = tenant_counts(self.conn, terms, df, tokens)
-        return rows, counted[tuple(terms)]
+            sizes[namespace] = (tokens, sum(doc_counts(self.conn, tokens).values()))
+        tokens, rows = sizes[namespace]
+        if last is None or last[0] != (namespace, tuple(terms)):
+            last = ((namespace, tuple(terms)), tenant_counts(self.conn, terms, df, tokens))
+            self._tenants = (self._commits, sizes, last)
+        return rows, last[1]
 
     def vector_scores(
         self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
