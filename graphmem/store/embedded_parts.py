@@ -200,6 +200,11 @@ def _idf(rows: int, docs: int) -> float:
     return idf if idf > 0 else 1e-6
 
 
+def _by_rarity(terms: list[str], df: dict[str, int]) -> list[str]:
+    """The terms that occur in some document by ``df`` (document counts), rarest first."""
+    return sorted((t for t in terms if df.get(t, 0) > 0), key=lambda t: (df[t], t))
+
+
 def keyword_query(conn: sqlite3.Connection, terms: list[str], df: dict[str, int], scopes: list[str], namespace: str,
                   k: int, tenant: tuple[int, dict[str, int]] | None = None) -> list[tuple[str, float]]:
     """BM25 top-k of FTS5 within the given scope tokens (namespace, kind, status); ``df``:
@@ -209,7 +214,7 @@ def keyword_query(conn: sqlite3.Connection, terms: list[str], df: dict[str, int]
     documents instead, and a tenant ranks as it would alone in its own file (LoCoMo
     conversation 1 alone: recall 0.767; beside the nine others by file-wide counts: 0.712). The
     length normalisation stays file-wide."""
-    present = sorted((t for t in terms if df.get(t, 0) > 0), key=lambda t: (df[t], t))
+    present = _by_rarity(terms, df)
     if not present or k <= 0:
         return []
     scope_expr = " OR ".join(f'scope:"{s}"' for s in scopes)
@@ -219,7 +224,7 @@ def keyword_query(conn: sqlite3.Connection, terms: list[str], df: dict[str, int]
     # document counts stay within a budget (the rarest always runs); the others still
     # count through the keyword coverage of recall.
     kept, total = [], 0
-    for t in sorted((t for t in present if local.get(t)), key=lambda t: (local[t], t)):
+    for t in _by_rarity(present, local):
         if kept and total + local[t] > KEYWORD_DOC_BUDGET:
             break
         kept.append(t)
@@ -246,7 +251,7 @@ def tenant_counts(conn: sqlite3.Connection, terms: list[str], df: dict[str, int]
     """Documents per term among one namespace's (``tokens``: all its scope tokens), in one
     statement. The file's rarest term is counted in full; another past the keyword budget is
     left out (it would not run)."""
-    present = sorted((t for t in terms if df.get(t, 0) > 0), key=lambda t: (df[t], t))
+    present = _by_rarity(terms, df)
     if not present:
         return {}
     within = " OR ".join(f'scope:"{s}"' for s in tokens)
