@@ -78,6 +78,9 @@ class RecallOptions(BaseModel):
                                     "states a value a later memory superseded (it ranks below the current fact)")
     time_boost: float = Field(0.1, ge=0, le=1, description="relevance added to items from the time a relative "
                               "expression in the query names (\"last week\", \"上周\"; 0: off)")
+    feedback: float = Field(1.0, ge=0, le=4, description="pseudo-relevance feedback: weight of the best hit's vector "
+                            "added to the query's before every layer is searched again, for queries that ask "
+                            "something (0: off; one more search per layer)")
     min_relevance: float = Field(0.05, ge=0, le=1, description="candidates below this relevance are dropped")
 
 

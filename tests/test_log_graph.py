@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
+import numpy as np
 import pytest
 
 from graphmem.extract.schema import ExtractedMemory, parse_wire
@@ -59,8 +60,9 @@ def test_graph_hits_are_evidence_with_the_path_that_found_them(gmem):
     hits = gmem.recall("What does Dave's manager like to drink?", k=5)
     found = next(h for h in hits if h.item.id == pref.id)
     assert "graph" in found.matched_by and found.breakdown.path == "mentions Dave <-manages- Carol"
-    # without the graph the answer is buried under the distractors
-    flat = RecallOptions(graph_candidates=0)
+    # without the graph (and feedback, which moves the query towards the manager fact) the answer is
+    # buried under the distractors
+    flat = RecallOptions(graph_candidates=0, feedback=0.0)
     assert pref.id not in [h.item.id for h in gmem.recall("What does Dave's manager like to drink?", k=5,
                                                            options=flat)]
     # a graph hit never outranks a clearly better text match: the manager fact itself leads
@@ -123,6 +125,39 @@ def test_adjacent_turns_are_fetched_along_next_edges(gmem):
     # a query that states something looks for the turn that says it: nothing is borrowed
     stated = gmem.recall("the conference in spring", k=2, layers=["message"], options=narrow)
     assert all(h.breakdown.context == 0 for h in stated) and not any("Lisbon" in h.text for h in stated)
+
+
+def test_feedback_moves_the_query_towards_its_best_hit(gmem):
+    # the answer shares no word and little meaning with the question; it shares much with the best
+    # hit (LoCoMo: "What video games does Nate play?" -> the Valorant final)
+    gmem.add_messages("s", [
+        {"speaker": "Joanna", "content": "How was your weekend?"},
+        {"speaker": "Nate", "content": "I spent most of it gaming online with friends, my favourite way to relax."},
+        {"speaker": "Joanna", "content": "I went hiking by the lake and read a novel."},
+        {"speaker": "Nate", "content": "My team reached the final of the Valorant tournament last night!"},
+        {"speaker": "Nate", "content": "I adopted a turtle, he loves lettuce."},
+        {"speaker": "Nate", "content": "I am cooking coconut ice cream for the party."},
+    ])
+    query = "What video games does Nate play?"
+
+    def ask(q, **options):
+        return gmem.recall(q, k=6, layers=["message"], filter=RecallFilter.READ_ONLY, options=RecallOptions(**options))
+
+    def semantic(hits, word):
+        return next(h.breakdown.semantic for h in hits if word in h.text)
+
+    off, on = ask(query, feedback=0.0), ask(query)
+    assert off[0].item.id == on[0].item.id and "gaming" in on[0].text
+    assert semantic(off, "Valorant") < semantic(off, "turtle") and semantic(on, "Valorant") > semantic(on, "turtle")
+    # every cosine is to the query moved by the best hit's vector: q + 1.0 * v, normalised
+    vectors = gmem.store.vectors("default", [h.item.id for h in on])
+    moved = gmem.embedder.embed([query], query=True)[0] + vectors[on[0].item.id]
+    moved /= np.linalg.norm(moved)
+    for h in on:
+        assert h.breakdown.semantic == pytest.approx(max(0.0, float(vectors[h.item.id] @ moved)), abs=1e-4)
+    # left alone: a statement, a query of one keyword, feedback off
+    for q in ("gaming online with friends", "What about games?"):
+        assert [h.breakdown.semantic for h in ask(q)] == [h.breakdown.semantic for h in ask(q, feedback=0.0)]
 
 
 def test_recall_items_report_the_turns_and_tokens_they_carry(gmem):

@@ -43,7 +43,9 @@ class ScoredItem(BaseModel):
     item: Item
     score: float
     breakdown: ScoreBreakdown
-    matched_by: list[Literal["vector", "keyword", "graph", "context"]] = Field(default_factory=list)
+    matched_by: list[Literal["vector", "keyword", "graph", "context", "feedback"]] = Field(
+        default_factory=list, description="how it was found; feedback: by meaning near the query and its best hit "
+        "(RecallOptions.feedback), not by the query alone")
     tokens: int = Field(0, ge=0, description="what the item's text costs in a prompt")
     matched_step: int | None = Field(None, description="a procedure found by one of its steps: that step's order")
 

@@ -1704,8 +1704,11 @@ export interface components {
             /** Score */
             score: number;
             breakdown: components["schemas"]["ScoreBreakdown"];
-            /** Matched By */
-            matched_by: ("vector" | "keyword" | "graph" | "context")[];
+            /**
+             * Matched By
+             * @description how it was found; feedback: by meaning near the query and its best hit (RecallOptions.feedback), not by the query alone
+             */
+            matched_by: ("vector" | "keyword" | "graph" | "context" | "feedback")[];
             /**
              * Tokens
              * @description what the item's text costs in a prompt
