@@ -184,6 +184,10 @@ class Settings(BaseSettings):
         None, ge=1, description="threads numpy's BLAS may use in this process, set when a Memory opens (None: as the "
         "process has it). 1 halves the client CPU of a recall (OpenBLAS workers spin after each call) at equal "
         "latency; graphmem serve and mcp use 1 unless this is set (benchmarks/blas_threads.py)")
+    gc_freeze: bool = Field(False, description="after a Memory's first recall, move every object then alive to "
+                            "Python's permanent GC generation (gc.freeze; it acts on the whole process), so full "
+                            "collections stop walking the loaded models: at 100k memories each took ~34 ms and set "
+                            "recall's p95; graphmem serve and mcp turn it on unless this is set")
     recall: RecallOptions = RecallOptions()
     lifecycle: LifecycleSettings = LifecycleSettings()
     procedures: ProcedureSettings = ProcedureSettings()

@@ -441,3 +441,30 @@ def test_blas_threads_are_limited_only_when_asked(tmp_path, monkeypatch):
     assert serving_settings().blas_threads == 1  # graphmem serve and mcp: one thread
     monkeypatch.setenv("GRAPHMEM_BLAS_THREADS", "2")
     assert serving_settings().blas_threads == 2
+
+
+def test_the_heap_is_frozen_only_when_asked(tmp_path, monkeypatch):
+    import gc
+
+    from graphmem.cli.serve import serving_settings
+
+    try:
+        gc.unfreeze()
+        with Memory(tmp_path / "a.db") as mem:
+            mem.remember("Ann likes tea")
+            mem.recall("What does Ann like?")
+            assert gc.get_freeze_count() == 0  # a library user's process is left as it is
+        with Memory(tmp_path / "b.db", settings=Settings(gc_freeze=True)) as mem:
+            mem.remember("Ann likes tea")
+            assert gc.get_freeze_count() == 0  # not before the first recall has loaded the models
+            mem.recall("What does Ann like?")
+            frozen = gc.get_freeze_count()
+            assert frozen > 0
+            mem.recall("What does Ann like?")
+            assert gc.get_freeze_count() == frozen  # once
+    finally:
+        gc.unfreeze()
+    monkeypatch.delenv("GRAPHMEM_GC_FREEZE", raising=False)
+    assert serving_settings().gc_freeze  # graphmem serve and mcp own their process
+    monkeypatch.setenv("GRAPHMEM_GC_FREEZE", "false")
+    assert not serving_settings().gc_freeze

@@ -47,8 +47,10 @@ def guarded_host(host: str, keys) -> None:
 
 def serving_settings():
     """A server's settings: one BLAS thread unless GRAPHMEM_BLAS_THREADS says otherwise (recall's
-    latency is the same, its CPU half, and the cores stay with a co-located Neo4j)."""
-    return settings(**({} if "GRAPHMEM_BLAS_THREADS" in os.environ else {"blas_threads": 1}))
+    latency is the same, its CPU half, and the cores stay with a co-located Neo4j), and the heap
+    frozen after the first recall unless GRAPHMEM_GC_FREEZE says otherwise (the process is ours)."""
+    owned = {"blas_threads": 1, "gc_freeze": True}
+    return settings(**{key: value for key, value in owned.items() if f"GRAPHMEM_{key.upper()}" not in os.environ})
 
 
 @app.command()

@@ -4,6 +4,7 @@ hands the work to the parts that do it (``graphmem.lifecycle`` builders and work
 
 from __future__ import annotations
 
+import gc
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -73,6 +74,7 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
         self.settings = settings
         if settings.blas_threads:  # asked for: it acts on the whole process
             limit_blas(settings.blas_threads)
+        self._freeze = settings.gc_freeze  # done after the first recall, when the models have loaded
         configured = embedder or make_embedder(settings.embedder, settings.cache_dir)
         store = store or open_store(settings)
         live = configured
@@ -469,6 +471,8 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
         with self._op("recall", namespace, k=k):
             result = self.recaller.recall(namespace, query, k=k, options=options or self.settings.recall,
                                           filter=filter, query_vector=query_vector)
+        if self._freeze:
+            self._freeze = False; gc.collect(); gc.freeze()  # noqa: E702
         for s in result.items:
             s.tokens = self.counter.count(s.text)
         return result
