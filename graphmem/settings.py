@@ -80,7 +80,10 @@ class RecallOptions(BaseModel):
                               "expression in the query names (\"last week\", \"上周\"; 0: off)")
     feedback: float = Field(1.0, ge=0, le=4, description="pseudo-relevance feedback: weight of the best hit's vector "
                             "added to the query's before every layer is searched again, for queries that ask "
-                            "something (0: off; one more search per layer)")
+                            "something (0: off)")
+    feedback_pool: int = Field(400, ge=0, le=5000, description="the query's nearest items per layer that the "
+                               "feedback pass ranks again by the moved query (its vector search: a shortlist, "
+                               "not a second scan of the layer)")
     min_relevance: float = Field(0.05, ge=0, le=1, description="candidates below this relevance are dropped")
 
 

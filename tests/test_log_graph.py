@@ -160,6 +160,25 @@ def test_feedback_moves_the_query_towards_its_best_hit(gmem):
         assert [h.breakdown.semantic for h in ask(q)] == [h.breakdown.semantic for h in ask(q, feedback=0.0)]
 
 
+def test_the_feedback_pass_ranks_the_query_s_nearest_again(gmem):
+    """The second search by meaning is a shortlist: the first pass's vector hits and the next
+    ``feedback_pool`` of them, ranked by the moved query (no second scan of the layer)."""
+    for text in ("Nate spends his evenings gaming online with friends", "His team reached the final of the Valorant "
+                 "tournament", "A turtle eats lettuce every morning", "Coconut ice cream for the party",
+                 "Hiking by the lake on Sunday", "The console needs a new controller", "Paris in the spring is lovely"):
+        gmem.remember(text)
+
+    def ask(**options):
+        hits = gmem.recall("What video games does Nate play?", k=7, layers=["memory"], filter=RecallFilter.READ_ONLY,
+                           options=RecallOptions(vector_candidates=2, keyword_candidates=1, graph_candidates=0, **options))
+        return {h.text.split()[1]: h.matched_by for h in hits}
+
+    # room for two vector hits: the query's second is the console; the moved query's, the final
+    assert ask(feedback=0.0) == {"spends": ["vector", "keyword"], "console": ["vector"]}
+    assert ask(feedback_pool=0) == {"spends": ["vector", "keyword"], "console": ["vector"]}  # nothing to rank again
+    assert ask() == {"spends": ["vector", "keyword"], "team": ["feedback"]}
+
+
 def test_recall_items_report_the_turns_and_tokens_they_carry(gmem):
     msgs = gmem.add_messages("s", ["I moved to Porto in May.", "The weather there is mild."])
     mem = gmem.remember("The user lives in Porto", source_message_ids=[msgs[0].id])

@@ -435,7 +435,7 @@ def test_one_query_layer_search_answers_as_the_single_calls_do(tmp_path):
         ents = ids["a"][0]
         ask = LayerAsk("memory", (Status.active,), vector_k=10, keyword_k=10, rings=((ents[0], ents[1]), tuple(ents[2:5])),
                        weights={ents[0]: 1.0, ents[1]: 0.0, ents[2]: 0.6, ents[3]: 0.6, ents[4]: 0.6},
-                       graph_k=10, rescore=15)
+                       graph_k=10, rescore=15, pool=20)
         for trial in range(3):
             q = rng.normal(size=DIM).astype(np.float32)
             for store in (ann_store, exact_store):
@@ -447,6 +447,8 @@ def test_one_query_layer_search_answers_as_the_single_calls_do(tmp_path):
                 many = search_layer(store, "a", ask, q, "coffee tea chess")
                 assert [i for i, _ in one.vector] == [i for i, _ in many.vector] and len(one.vector) == 10
                 assert np.allclose([s for _, s in one.vector], [s for _, s in many.vector], atol=1e-4)
+                assert [i for i, _ in one.pool] == [i for i, _ in many.pool] and len(one.pool) == 20
+                assert np.allclose([s for _, s in one.pool], [s for _, s in many.pool], atol=1e-4)
                 assert dict(one.keyword) == pytest.approx(dict(many.keyword)) and one.keyword
                 assert list(one.graph) == list(many.graph) and len(one.graph) == 10
                 for node_id, (g, sim, entity_id) in one.graph.items():

@@ -4,6 +4,7 @@ embedded store again with its vector searches forced through the HNSW graph)."""
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 from datetime import timedelta
 
 import numpy as np
@@ -162,6 +163,12 @@ def test_one_layer_searched_in_one_call(store):
     assert list(hits.graph)[0] == near.id  # evidence + cosine, best first
     assert set(hits.nodes) <= {near.id, far.id, kw.id, other.id}  # a store may read the records too; only a's
     assert all(hits.sims[i] == pytest.approx(float(unit(1) @ store.vectors("a", [i])[i]), abs=1e-4) for i in hits.sims)
+    # the pool: the vector hits after the top-k, best first, ids and cosines only (not b's, not superseded)
+    q = unit(1, 0, 0, 0.2)
+    pooled = store.search_layer("a", replace(ask, pool=5), q, "oolong")
+    assert [i for i, _ in pooled.vector] == [near.id, kw.id] and hits.pool == []
+    assert [i for i, _ in pooled.pool] == [other.id, far.id]
+    assert pooled.pool[0][1] == pytest.approx(float(q @ store.vectors("a", [other.id])[other.id]), abs=1e-4)
     plain = store.search_layer("a", LayerAsk("memory", (Status.active, Status.superseded), 5, 5), unit(1), "")
     assert plain.graph == {} and plain.keyword == [] and old.id in dict(plain.vector)
 

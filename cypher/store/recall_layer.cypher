@@ -1,13 +1,15 @@
 // purpose: one recall layer in one read: the vector top-k (HNSW candidates of all tenants
 //          filtered to this namespace and rescored, or an exact scan of the namespace when
-//          $ann is 0), the BM25 top-k, the (node, entity) pairs of nodes mentioning the graph
-//          walk's entities ring by ring, cosines for the graph hits the vector search did not
-//          find (the $rescore with most evidence), and the records of the candidates with
-//          their cosines. The store ranks in Python with graphmem.store.layers, as the embedded
-//          store does; Neo4j's cosine is (1 + cos) / 2, the store converts it back
+//          $ann is 0) and after it the $pool next vector hits (id and cosine only, for a
+//          feedback pass to rank again), the BM25 top-k, the (node, entity) pairs of nodes
+//          mentioning the graph walk's entities ring by ring, cosines for the graph hits the
+//          vector search did not find (the $rescore with most evidence), and the records of
+//          the candidates with their cosines. The store ranks in Python with
+//          graphmem.store.layers, as the embedded store does; Neo4j's cosine is (1 + cos) / 2,
+//          the store converts it back
 // params:  $namespace (string), $kind (string), $statuses (list<string>), $vector (list<float>),
 //          $prop (string): the live vector property, $index (string): the kind's vector index,
-//          $ann (int): HNSW candidates asked, 0 for an exact scan, $vector_k (int),
+//          $ann (int): HNSW candidates asked, 0 for an exact scan, $vector_k (int), $pool (int),
 //          $query (string|null: Lucene syntax built by the store from escaped terms and scope
 //          tokens), $keyword_k (int), $rings (list<list<string>>): entity ids, nearest ring
 //          first, $weights (map: entity id -> graph evidence), $pair_limit (int),
@@ -28,15 +30,16 @@ CALL () {
   WHERE n.namespace = $namespace AND coalesce(n.status, 'active') IN $statuses AND n[$prop] IS NOT NULL
   WITH n, vector.similarity.cosine(n[$prop], $vector) AS score
   ORDER BY score DESC, n.id
-  LIMIT $vector_k
+  LIMIT $vector_k + $pool
   RETURN collect([n.id, score]) AS exact
 }
 WITH seen, size(approximate) AS own, approximate + exact AS scored
 CALL (scored) {
   UNWIND scored AS hit
-  WITH hit ORDER BY hit[1] DESC, hit[0] LIMIT $vector_k
-  RETURN collect(hit) AS top
+  WITH hit ORDER BY hit[1] DESC, hit[0] LIMIT $vector_k + $pool
+  RETURN collect(hit) AS ranked
 }
+WITH seen, own, ranked[..$vector_k] AS top, ranked[$vector_k..] AS pool
 CALL () {
   UNWIND CASE WHEN $query IS NULL THEN [] ELSE [1] END AS go
   CALL db.index.fulltext.queryNodes('record_terms', $query, {limit: $keyword_k}) YIELD node, score
@@ -70,7 +73,7 @@ CALL (rescored) {
   WITH hit ORDER BY hit[1] + 2 * hit[2] DESC, hit[0] LIMIT $graph_k
   RETURN collect(hit[0]) AS best
 }
-WITH seen, own, top, keyword, pairs, rescored,
+WITH seen, own, top, pool, keyword, pairs, rescored,
      [hit IN top | hit[0]] + [hit IN keyword | hit[0]] + best AS wanted
 CALL (wanted) {
   MATCH (n:Record {namespace: $namespace})
@@ -79,4 +82,4 @@ CALL (wanted) {
          collect(CASE WHEN n.kind = $kind AND n[$prop] IS NOT NULL
                  THEN [n.id, vector.similarity.cosine(n[$prop], $vector)] END) AS sims
 }
-RETURN seen, own, top, keyword, pairs, rescored, rows, sims
+RETURN seen, own, top, pool, keyword, pairs, rescored, rows, sims

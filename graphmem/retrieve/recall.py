@@ -56,6 +56,7 @@ class _Pass:
     walk: "_Walk | None"
     speakers: dict[str, str]  # normalised name -> the query's entity name
     asks: bool
+    feeds: bool  # the query may be moved towards its best hit (``_feeds_back``)
     options: RecallOptions
     filter: RecallFilter
     now: datetime
@@ -124,18 +125,21 @@ class Recaller:
         t1 = time.perf_counter()
         entities, walk = walked.result()
         timings["graph"] = (time.perf_counter() - t1) * 1000
+        asks = _asks(query)
         ask = _Pass(namespace=namespace, query=query, k=k, q_terms=q_terms, statuses=layer_statuses, walk=walk,
-                    speakers={normalise_name(name): name for name in entities}, asks=_asks(query), options=options,
+                    speakers={normalise_name(name): name for name in entities}, asks=asks, options=options,
+                    feeds=bool(options.feedback) and (asks or options.neighbour_mode == "all") and len(q_terms) >= 2,
                     filter=filter, now=now,
                     span=time_span(query, filter.asked_at or now) if options.time_boost else None)
         items, per_layer, found = self._rank(ask, qvec, timings)
-        if options.feedback and self._feeds_back(ask, items):
+        if self._feeds_back(ask, items):
             # pseudo-relevance feedback (Rocchio): the best hit's vector joins the query's and
             # every layer is searched and scored again. An answer often shares no word and
             # little meaning with its question; it shares much with the best hit's turn or fact
             # (LoCoMo 0-4 at 10 turns 0.742 -> 0.757, multi-hop 0.435 -> 0.483; 5-9 0.719 ->
-            # 0.723, 0.401 -> 0.439). Only meaning is searched again: the first pass's keyword and
-            # graph hits and records stand, with their cosines to the moved query.
+            # 0.724, 0.401 -> 0.439). Only meaning is searched again, and only among the query's
+            # nearest (``feedback_pool``): the first pass's keyword and graph hits and records
+            # stand, with their cosines to the moved query.
             t4 = time.perf_counter()
             top = self.store.vectors(namespace, [items[0].item.id]).get(items[0].item.id)
             if top is not None:
@@ -152,12 +156,12 @@ class Recaller:
     @staticmethod
     def _feeds_back(ask: "_Pass", items: list[ScoredItem]) -> bool:
         """Feedback needs a best hit worth moving towards: a query that asks something (a
-        statement looks for the one item that says it), of two keywords or more, whose best hit
-        matches it at relevance 0.5 or more. Measured without the last two: a fragment query
-        (MemoryBank's " would like to c") lost its item from the top 10, and a Chinese question
-        whose best hit was a weak near tie (relevance 0.11) was moved towards the wrong turn."""
-        return (bool(items) and (ask.asks or ask.options.neighbour_mode == "all") and len(ask.q_terms) >= 2
-                and items[0].breakdown.relevance >= _FEEDBACK_MIN_RELEVANCE)
+        statement looks for the one item that says it), of two keywords or more (``ask.feeds``),
+        whose best hit matches it at relevance 0.5 or more. Measured without the last two: a
+        fragment query (MemoryBank's " would like to c") lost its item from the top 10, and a
+        Chinese question whose best hit was a weak near tie (relevance 0.11) was moved towards
+        the wrong turn."""
+        return ask.feeds and bool(items) and items[0].breakdown.relevance >= _FEEDBACK_MIN_RELEVANCE
 
     def _rank(self, ask: "_Pass", qvec: np.ndarray, timings: dict[str, float], before: "_Found | None" = None
               ) -> tuple[list[ScoredItem], dict[str, dict[str, "_Candidate"]], "_Found"]:
@@ -166,7 +170,8 @@ class Recaller:
         an earlier pass's, whose keyword and graph hits and records stand (``_again``)."""
         namespace, options, statuses = ask.namespace, ask.options, ask.statuses
         searches = {layer: self._pool.submit(self.store.search_layer, namespace,
-                                             self._ask(layer, statuses[layer], ask.walk, options), qvec, ask.query)
+                                             self._ask(layer, statuses[layer], ask.walk, options,
+                                                       options.feedback_pool if ask.feeds else 0), qvec, ask.query)
                     if before is None else self._pool.submit(self._again, ask, layer, qvec, *before[layer])
                     for layer in statuses}
 
@@ -285,13 +290,15 @@ class Recaller:
 
     def _again(self, ask: "_Pass", layer: str, qvec: np.ndarray, hits: LayerHits, records: dict[str, Any]
                ) -> LayerHits:
-        """A layer searched again by meaning alone (a feedback pass): the vector top-k for
-        ``qvec``; the earlier keyword and graph hits and records kept, with their cosines to it."""
-        by_vector = self.store.vector_search(ask.namespace, layer, qvec, ask.options.vector_candidates,
-                                             ask.statuses[layer])
-        sims = dict(by_vector)
-        rest = [i for i in dict.fromkeys([*records, *hits.graph, *(i for i, _ in hits.keyword)]) if i not in sims]
-        sims |= self.store.vector_scores(ask.namespace, layer, rest, qvec)
+        """A layer searched again by meaning alone (a feedback pass): the earlier vector hits and
+        their pool ranked by their cosines to ``qvec``, the best ``vector_candidates`` kept (a
+        shortlist, not a second scan: at 100k memories a scan cost the pass 9.6 of its 16 ms);
+        the earlier keyword and graph hits and records kept, with their cosines to it. One read."""
+        near = [i for i, _ in (*hits.vector, *hits.pool)]
+        sims = self.store.vector_scores(ask.namespace, layer, list(dict.fromkeys(
+            [*near, *records, *hits.graph, *(i for i, _ in hits.keyword)])), qvec)
+        by_vector = sorted(((i, sims[i]) for i in near if i in sims), key=lambda hit: (-hit[1], hit[0]))
+        by_vector = by_vector[: ask.options.vector_candidates]
         return LayerHits(vector=by_vector, keyword=hits.keyword, nodes=records,
                          graph={i: (g, sims.get(i, 0.0), e) for i, (g, _, e) in hits.graph.items()},
                          sims={i: sims[i] for i in records if i in sims})
@@ -388,14 +395,16 @@ class Recaller:
         return size
 
     @staticmethod
-    def _ask(layer: str, statuses: tuple[Status, ...], walk: "_Walk | None", options: RecallOptions) -> LayerAsk:
+    def _ask(layer: str, statuses: tuple[Status, ...], walk: "_Walk | None", options: RecallOptions, pool: int
+             ) -> LayerAsk:
         """What recall asks of a layer. The graph: memories by the query's own entities first,
         then each ring outwards; turns and episodes only by the query's own entities (rings of a
         hub reach thousands of memories' edges to read past for a handful of turns, and a turn
         two relations away is weak evidence). A turn that names a person is weaker evidence
         (``turn_mentions``): turns name the person they are addressed to. Procedures and traces
-        are found by meaning and words."""
-        plain = LayerAsk(layer, statuses, options.vector_candidates, options.keyword_candidates)
+        are found by meaning and words. ``pool``: the vector hits after the top-k a feedback
+        pass may rank again."""
+        plain = LayerAsk(layer, statuses, options.vector_candidates, options.keyword_candidates, pool=pool)
         if walk is None or layer in ("procedure", "trace"):
             return plain
         hops = sorted(set(walk.hops.values())) if layer == "memory" else [0]

@@ -69,7 +69,9 @@ class LayerAsk:
     of mentioning each entity. A graph hit the vector search found has its cosine; of the
     rest, the ``rescore`` with the most evidence get theirs computed (a hub's ring has
     hundreds of nodes: computing every cosine is the slowest read on a server), and the
-    ``graph_k`` best by evidence + cosine are the layer's graph candidates."""
+    ``graph_k`` best by evidence + cosine are the layer's graph candidates. ``pool``: the
+    vector hits after the top ``vector_k`` returned as well, id and cosine only, for a feedback
+    pass to rank again."""
 
     kind: NodeKind
     statuses: tuple[Status, ...]
@@ -80,6 +82,7 @@ class LayerAsk:
     pair_limit: int = 1000
     graph_k: int = 0
     rescore: int = 0
+    pool: int = 0
 
 
 @dataclass
@@ -87,13 +90,15 @@ class LayerHits:
     """A layer's candidates: ``vector`` and ``keyword`` as (id, score) best first, ``graph``
     node -> (evidence, cosine, the entity that reached it) for the graph's best, ``nodes``
     the records read with them (a store may read none; recall fetches what is missing) and
-    ``sims`` the cosines of those records."""
+    ``sims`` the cosines of those records; ``pool`` the vector hits after ``vector``, best
+    first (``LayerAsk.pool``)."""
 
     vector: list[tuple[str, float]]
     keyword: list[tuple[str, float]]
     graph: dict[str, tuple[float, float, str]]
     nodes: dict[str, Node] = field(default_factory=dict)
     sims: dict[str, float] = field(default_factory=dict)
+    pool: list[tuple[str, float]] = field(default_factory=list)
 
 
 def evidence(pairs: Sequence[tuple[str, str]], weights: Mapping[str, float]) -> dict[str, tuple[float, str]]:
@@ -123,7 +128,8 @@ def rank_graph(graph: Mapping[str, tuple[float, str]], sims: Mapping[str, float]
 
 def search_layer(store: "Store", namespace: str, ask: LayerAsk, vector: np.ndarray, text: str) -> LayerHits:
     """``Store.search_layer`` from the store's single-purpose calls."""
-    by_vector = store.vector_search(namespace, ask.kind, vector, ask.vector_k, ask.statuses)
+    by_vector = store.vector_search(namespace, ask.kind, vector, ask.vector_k + ask.pool, ask.statuses)
+    by_vector, pool = by_vector[: ask.vector_k], by_vector[ask.vector_k :]
     by_keyword = store.keyword_search(namespace, ask.kind, text, ask.keyword_k, ask.statuses)
     pairs: list[tuple[str, str]] = []
     for ring in ask.rings:
@@ -132,11 +138,11 @@ def search_layer(store: "Store", namespace: str, ask: LayerAsk, vector: np.ndarr
         pairs += store.mentioned_by(namespace, list(ring), ask.kind, ask.statuses, ask.pair_limit - len(pairs))
     graph = evidence(pairs, ask.weights)
     if not graph or not ask.graph_k:
-        return LayerHits(by_vector, by_keyword, {})
+        return LayerHits(by_vector, by_keyword, {}, pool=pool)
     known = dict(by_vector)
     sims = {i: known[i] for i in graph if i in known}
     sims |= store.vector_scores(namespace, ask.kind, to_rescore(graph, known, ask.rescore), vector)
-    return LayerHits(by_vector, by_keyword, rank_graph(graph, sims, ask.graph_k))
+    return LayerHits(by_vector, by_keyword, rank_graph(graph, sims, ask.graph_k), pool=pool)
 
 
 def turns_beside(store: "Store", namespace: str, ids: Sequence[str], vector: np.ndarray, exclude: set[str]

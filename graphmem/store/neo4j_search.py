@@ -107,12 +107,13 @@ class SearchMixin:
         its ask (``_wider``)."""
         k = ask.vector_k
         ann = self._ann_candidates(namespace, ask.kind, k)
+        ann = max(ann, k + ask.pool) if ann else 0  # the pool is the HNSW's next best: no oversampling for it
         q = unit_query(vector, self.dim).tolist()
         while True:
             (row,) = self._read(
                 "recall_layer", _ids={"label": LABELS[ask.kind]}, namespace=namespace, kind=ask.kind,
                 statuses=[Status(s).value for s in ask.statuses], vector=q, prop=self._prop,
-                index=f"{ask.kind}_{self._prop}", ann=ann, vector_k=k, query=_lucene(namespace, ask.kind, text, ask.statuses),
+                index=f"{ask.kind}_{self._prop}", ann=ann, vector_k=k, pool=ask.pool, query=_lucene(namespace, ask.kind, text, ask.statuses),
                 keyword_k=ask.keyword_k, rings=[list(ring) for ring in ask.rings], weights=dict(ask.weights),
                 pair_limit=ask.pair_limit, rescore=ask.rescore if ask.graph_k else 0, graph_k=ask.graph_k,
             )
@@ -131,6 +132,7 @@ class SearchMixin:
             vector=by_vector, keyword=[(node_id, float(score)) for node_id, score in row["keyword"]],
             graph=rank_graph(graph, sims, ask.graph_k) if ask.graph_k else {}, nodes=nodes,
             sims={node_id: sim for node_id, sim in _cosines(row["sims"]) if node_id in nodes},
+            pool=_cosines(row["pool"]),
         )
 
     def walk(self, namespace: str, names: Iterable[str], depth: int, limit: int) -> Walked:
