@@ -81,7 +81,7 @@ class RecallOptions(BaseModel):
     feedback: float = Field(1.0, ge=0, le=4, description="pseudo-relevance feedback: weight of the best hit's vector "
                             "added to the query's before every layer is searched again, for queries that ask "
                             "something (0: off)")
-    feedback_pool: int = Field(400, ge=0, le=5000, description="the query's nearest items per layer that the "
+    feedback_pool: int = Field(100, ge=0, le=5000, description="the query's nearest items per layer that the "
                                "feedback pass ranks again by the moved query (its vector search: a shortlist, "
                                "not a second scan of the layer)")
     min_relevance: float = Field(0.05, ge=0, le=1, description="candidates below this relevance are dropped")
