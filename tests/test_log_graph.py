@@ -155,8 +155,9 @@ def test_feedback_moves_the_query_towards_its_best_hit(gmem):
     moved /= np.linalg.norm(moved)
     for h in on:
         assert h.breakdown.semantic == pytest.approx(max(0.0, float(vectors[h.item.id] @ moved)), abs=1e-4)
-    # left alone: a statement, a query of one keyword, feedback off
-    for q in ("gaming online with friends", "What about games?"):
+    # left alone: a statement, a query of one keyword, two questions (an answer to one is no
+    # direction for the other), feedback off
+    for q in ("gaming online with friends", "What about games?", "What video games does Nate play? What does he cook?"):
         assert [h.breakdown.semantic for h in ask(q)] == [h.breakdown.semantic for h in ask(q, feedback=0.0)]
 
 
