@@ -45,7 +45,13 @@ try {
 } catch (err) {
   console.error(String(err));
 } finally {
+  // the store is closed as the server exits (its WAL checkpointed): wait for that before the
+  // folder goes, or the checkpoint finds its files gone ("disk I/O error")
+  const exited = server.exitCode !== null ? Promise.resolve() : new Promise((r) => server.once("exit", r));
   server.kill("SIGTERM");
+  const killer = setTimeout(() => server.kill("SIGKILL"), 15_000);
+  await exited;
+  clearTimeout(killer);
   rmSync(tmp, { recursive: true, force: true });
 }
 process.exit(code);
