@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import pickle
@@ -26,6 +27,13 @@ def limit_blas(threads: int) -> None:
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(limits=threads, user_api="blas")
+
+
+def freeze_heap() -> None:
+    """Move every object now alive (the loaded models, their caches) to Python's permanent GC
+    generation, so full collections stop walking them; it acts on the whole process."""
+    gc.collect()
+    gc.freeze()
 
 
 @runtime_checkable

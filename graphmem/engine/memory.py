@@ -4,7 +4,6 @@ hands the work to the parts that do it (``graphmem.lifecycle`` builders and work
 
 from __future__ import annotations
 
-import gc
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -17,7 +16,7 @@ import numpy as np
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
-from ..embed import Embedder, embedder_for, limit_blas, make_embedder
+from ..embed import Embedder, embedder_for, freeze_heap, limit_blas, make_embedder
 from ..errors import ConfigurationError, NamespaceNotFoundError, NotFoundError, ValidationError
 from ..extract.extractors import Extractor
 from ..lifecycle import (
@@ -472,7 +471,8 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
             result = self.recaller.recall(namespace, query, k=k, options=options or self.settings.recall,
                                           filter=filter, query_vector=query_vector)
         if self._freeze:
-            self._freeze = False; gc.collect(); gc.freeze()  # noqa: E702
+            self._freeze = False
+            freeze_heap()
         for s in result.items:
             s.tokens = self.counter.count(s.text)
         return result

@@ -56,7 +56,7 @@ class _Pass:
     walk: "_Walk | None"
     speakers: dict[str, str]  # normalised name -> the query's entity name
     asks: bool
-    feeds: bool  # the query may be moved towards its best hit (``_feeds_back``)
+    feeds: bool  # the query may be moved towards its best hit (``_may_feed_back``)
     options: RecallOptions
     filter: RecallFilter
     now: datetime
@@ -128,8 +128,7 @@ class Recaller:
         asks = _asks(query)
         ask = _Pass(namespace=namespace, query=query, k=k, q_terms=q_terms, statuses=layer_statuses, walk=walk,
                     speakers={normalise_name(name): name for name in entities}, asks=asks, options=options,
-                    feeds=bool(options.feedback) and (asks or options.neighbour_mode == "all") and len(q_terms) >= 2
-                    and query.count("?") + query.count("？") < 2,
+                    feeds=self._may_feed_back(query, q_terms, asks, options),
                     filter=filter, now=now,
                     span=time_span(query, filter.asked_at or now) if options.time_boost else None)
         items, per_layer, found = self._rank(ask, qvec, timings)
@@ -156,16 +155,23 @@ class Recaller:
         return RecallResult(items=items, timings_ms=timings, query_entities=list(entities))
 
     @staticmethod
+    def _may_feed_back(query: str, q_terms: set[str], asks: bool, options: RecallOptions) -> bool:
+        """Whether a query may be moved towards its best hit (known before the search, which
+        then also returns the vector pool the feedback pass ranks): feedback on, a query that
+        asks something (a statement looks for the one item that says it), one question (moved
+        towards the answer of one, it leaves the other's: the demo's "她出差去哪里？喜欢喝什么？"
+        lost its oolong tea memory for a deploy procedure), of two keywords or more (without
+        it, a fragment query, MemoryBank's " would like to c", lost its item from the top 10)."""
+        return (bool(options.feedback) and (asks or options.neighbour_mode == "all") and len(q_terms) >= 2
+                and query.count("?") + query.count("？") < 2)
+
+    @staticmethod
     def _feeds_back(ask: "_Pass", items: list[ScoredItem]) -> bool:
-        """Feedback needs a best hit worth moving towards: a query that asks something (a
-        statement looks for the one item that says it), one question (moved towards the answer
-        of one, it leaves the other's: the demo's "她出差去哪里？喜欢喝什么？" lost its oolong tea
-        memory for a deploy procedure), of two keywords or more (``ask.feeds``), whose best hit
-        matches it at relevance 0.5 or more. Measured without the last two: a fragment query
-        (MemoryBank's " would like to c") lost its item from the top 10, and a Chinese question
-        whose best hit was a weak near tie (relevance 0.11) was moved towards the wrong turn. A
-        gate on the best hit's margin over the next instead cost LoCoMo (0.736 -> 0.732 at a
-        margin of 0.02, 0.729 at 0.05)."""
+        """Feedback needs a best hit worth moving towards: a query that may be moved
+        (``_may_feed_back``) whose best hit matches it at relevance 0.5 or more (without it, a
+        Chinese question whose best hit was a weak near tie, relevance 0.11, was moved towards
+        the wrong turn). A gate on the best hit's margin over the next instead cost LoCoMo
+        (0.736 -> 0.732 at a margin of 0.02, 0.729 at 0.05)."""
         return ask.feeds and bool(items) and items[0].breakdown.relevance >= _FEEDBACK_MIN_RELEVANCE
 
     def _rank(self, ask: "_Pass", qvec: np.ndarray, timings: dict[str, float], before: "_Found | None" = None
