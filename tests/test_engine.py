@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 from graphmem import (
     GraphMemError, ImportFormatError, Memory, NamespaceNotFoundError, NotFoundError, RecallOptions, ValidationError,
 )
+from graphmem import embed
 from graphmem.models import EdgeType, Status
 from graphmem.settings import ScoreWeights, Settings
 
@@ -437,6 +439,14 @@ def test_blas_threads_are_limited_only_when_asked(tmp_path, monkeypatch):
         assert blas() == before  # a library user's process is left as it is
         Memory(tmp_path / "b.db", settings=Settings(blas_threads=1)).close()
         assert blas() == {1}
+        # with one BLAS thread a large product is split over the cores by graphmem itself
+        mat = np.random.default_rng(0).normal(size=(4099, 512)).astype(np.float32)  # blocks of unequal rows
+        v = mat[7]
+        assert embed._blocks or len(os.sched_getaffinity(0)) == 1
+        assert np.allclose(embed.matvec(mat, v), mat @ v, rtol=1e-5, atol=1e-5)
+        assert np.allclose(embed.matvec(mat[:10], v), mat[:10] @ v)  # small: one call
+    embed.limit_blas(max(before))  # and graphmem's blocks with it
+    assert not embed._blocks or max(before) == 1
     monkeypatch.delenv("GRAPHMEM_BLAS_THREADS", raising=False)
     assert serving_settings().blas_threads == 1  # graphmem serve and mcp: one thread
     monkeypatch.setenv("GRAPHMEM_BLAS_THREADS", "2")

@@ -8,7 +8,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..models import Context, ContextSection, Message, Procedure, ScoredItem, Session, item_text
+from ..models import Context, ContextSection, Message, Procedure, Record, ScoredItem, Session, item_text
 from ..text import TokenCounter
 from .recall import RecallResult
 
@@ -34,9 +34,9 @@ class _Block:
     tokens: int
 
 
-def _stale(item: object) -> str:
+def _stale(item: Record) -> str:
     """An old value never reads as current: a turn or episode that states one says what replaced it."""
-    mark = getattr(item, "superseded_by", None)
+    mark = item.value_of("superseded_by")
     return f" (superseded on {mark.at:%Y-%m-%d} by: {mark.text})".replace("\n", " ") if mark is not None else ""
 
 

@@ -279,7 +279,7 @@ class Recaller:
                 extra = context.get(node_id, 0.0)
                 if ask.span is not None and _within(rec, ask.span):
                     extra += options.time_boost
-                stale = getattr(rec, "superseded_by", None) is not None and as_of is None
+                stale = rec.value_of("superseded_by") is not None and as_of is None
                 damp = options.superseded_turns if stale else 1.0
                 breakdown = score(rec, semantic=c.semantic or 0.0, keyword=kw, graph=c.graph, now=ask.now,
                                   options=options, context=extra, damp=damp)
@@ -530,7 +530,7 @@ def _asks(text: str) -> bool:
 
 
 def _within(rec: Any, span: tuple[datetime, datetime]) -> bool:
-    at = getattr(rec, "valid_at", None) or getattr(rec, "start_at", None) or rec.created_at
+    at = rec.value_of("valid_at") or rec.value_of("start_at") or rec.created_at
     return span[0] <= at < span[1]
 
 

@@ -17,8 +17,8 @@ _DAY = 86_400.0
 def held_at(item: Scorable, at: datetime) -> bool:
     """Whether an item held (memories: valid_at <= at < invalid_at) or existed (the other
     layers: created by then) at time ``at``."""
-    start = getattr(item, "valid_at", None) or item.created_at
-    end = getattr(item, "invalid_at", None)
+    start = item.value_of("valid_at") or item.created_at
+    end = item.value_of("invalid_at")
     return start <= at and (end is None or end > at)
 
 
@@ -26,7 +26,7 @@ def stated_at(item: Scorable) -> datetime:
     """When what an item says was said: a memory's source turns (``said_at``), the end of an
     episode's stretch of conversation, else when it was created. A memory extracted today from
     last year's conversation is as old as that conversation, not new."""
-    said = getattr(item, "said_at", None) or getattr(item, "end_at", None)
+    said = item.value_of("said_at") or item.value_of("end_at")
     return min(said, item.created_at) if said is not None else item.created_at
 
 

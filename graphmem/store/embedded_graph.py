@@ -146,7 +146,7 @@ class GraphMixin:
                 marks = ",".join("?" * len(chunk))
                 out += self.conn.execute(
                     # edges by target drive the join; left alone, the planner scans the namespace's edges
-                    "SELECT e.source, e.target FROM edges e INDEXED BY edges_by_target "
+                    "SELECT e.source, e.target FROM edges e INDEXED BY edges_by_target_source "
                     "CROSS JOIN nodes n ON n.namespace = e.namespace AND n.id = e.source "
                     f"WHERE e.namespace = ? AND e.type = ? AND e.target IN ({marks}) "  # noqa: S608 (placeholders only)
                     f"AND n.kind = ? AND n.status IN ({status_marks}) LIMIT ?",

@@ -10,6 +10,7 @@ from datetime import datetime
 
 import numpy as np
 
+from ..embed import matvec
 from ..text import fts_query
 from .embedded_ann import Ann, AnnState
 
@@ -31,6 +32,8 @@ CREATE TABLE IF NOT EXISTS nodes (
     data TEXT NOT NULL,
     UNIQUE (namespace, id));
 CREATE INDEX IF NOT EXISTS nodes_by_kind ON nodes (namespace, kind, status, created_at);
+-- covering: recall's graph step reads a mentioning node's kind and status without its row
+CREATE INDEX IF NOT EXISTS nodes_by_id_scope ON nodes (namespace, id, kind, status);
 CREATE INDEX IF NOT EXISTS nodes_by_session ON nodes (namespace, session_id, kind, created_at);
 CREATE INDEX IF NOT EXISTS nodes_by_seq ON nodes (namespace, session_id, seq) WHERE seq IS NOT NULL;
 CREATE TABLE IF NOT EXISTS vectors (rowid INTEGER PRIMARY KEY, vec BLOB NOT NULL);
@@ -43,7 +46,8 @@ CREATE TABLE IF NOT EXISTS edges (
     namespace TEXT NOT NULL, source TEXT NOT NULL, type TEXT NOT NULL, target TEXT NOT NULL,
     key TEXT NOT NULL DEFAULT '', props TEXT NOT NULL, created_at REAL NOT NULL,
     PRIMARY KEY (namespace, source, type, target, key));
-CREATE INDEX IF NOT EXISTS edges_by_target ON edges (namespace, target, type);
+DROP INDEX IF EXISTS edges_by_target;  -- an older file's: the one below covers what it served
+CREATE INDEX IF NOT EXISTS edges_by_target_source ON edges (namespace, target, type, source);
 CREATE INDEX IF NOT EXISTS relations_by_memory ON edges (namespace, json_extract(props, '$.memory_id'))
     WHERE type = 'RELATES_TO';
 CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
@@ -135,7 +139,7 @@ class VectorIndex:
                 self.ann.busy.release()
             if found is not None:
                 return found
-        sims = self.mat[: self.size] @ query
+        sims = matvec(self.mat[: self.size], query)
         allowed = np.isin(self.codes[: self.size], np.asarray(codes, dtype=np.uint8))
         sims = np.where(allowed, sims, -np.inf)
         n_ok = int(allowed.sum())

@@ -1,0 +1,56 @@
+"""The embedded store's read path at scale: the indexes recall's graph step reads through,
+including on a file written before they existed."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from graphmem.models import Edge, EdgeType, Entity, Message, MemoryRecord, Status
+from graphmem.store import EmbeddedStore
+
+
+def _indexes(path) -> set[str]:
+    with sqlite3.connect(path) as conn:
+        return {name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+
+
+def test_mentions_are_read_through_covering_indexes_also_on_an_older_file(tmp_path):
+    path = tmp_path / "s.db"
+    s = EmbeddedStore(path)
+    s.init(embedder="test-embedder", dim=4)
+    ann = Entity(namespace="a", name="Ann", type="person")
+    mems = [MemoryRecord(namespace="a", text=f"Ann fact {i}") for i in range(3)]
+    mems[2].status = Status.superseded
+    s.put("a", [ann, *mems], edges=[Edge(namespace="a", source=m.id, type=EdgeType.MENTIONS, target=ann.id)
+                                    for m in mems])
+    s.close()
+    with sqlite3.connect(path) as conn:  # the file as the graphmem before these indexes left it
+        conn.executescript("DROP INDEX edges_by_target_source; DROP INDEX nodes_by_id_scope; "
+                           "CREATE INDEX edges_by_target ON edges (namespace, target, type);")
+
+    s = EmbeddedStore(path)
+    s.init(embedder="test-embedder", dim=4)
+    assert {"edges_by_target_source", "nodes_by_id_scope"} <= _indexes(path)
+    assert "edges_by_target" not in _indexes(path)  # replaced: the new one serves every read it did
+    statements: list[str] = []
+    s.conn.set_trace_callback(statements.append)
+    try:
+        pairs = s.mentioned_by("a", [ann.id], "memory", [Status.active], 10)
+    finally:
+        s.conn.set_trace_callback(None)
+    assert sorted(pairs) == sorted((m.id, ann.id) for m in mems[:2])
+    assert s.mentioned_by("a", [ann.id], "message", [Status.active], 10) == []
+    sql = next(q for q in statements if "MENTIONS" in q)
+    plan = " | ".join(row[-1] for row in s.conn.execute("EXPLAIN QUERY PLAN " + sql))
+    # an edge's source and a node's kind and status come from the indexes, not the rows
+    # (at 100k memories: 2.9 -> 0.8 ms for 1,000 pairs)
+    assert "COVERING INDEX edges_by_target_source" in plan and "COVERING INDEX nodes_by_id_scope" in plan, plan
+    s.close()
+
+
+def test_a_field_of_some_kinds_reads_as_none_on_the_others():
+    turn = Message(namespace="a", session_id="s", role="user", content="hi")
+    memory = MemoryRecord(namespace="a", text="Ann likes tea")
+    assert turn.value_of("session_id") == "s" and memory.value_of("session_id") is None
+    assert memory.value_of("text") == "Ann likes tea"
+    assert turn.value_of("superseded_by") is None and turn.value_of("no_such_field") is None
