@@ -60,7 +60,7 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--ann-threshold", type=int, default=50_000,
-                    help="vectors of a kind before the HNSW graph is used (graphmem's default is 0: off)")
+                    help="vectors of a kind before the HNSW graph is used (graphmem's default)")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
     args = ap.parse_args()
     rng = random.Random(7)

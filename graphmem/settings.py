@@ -176,8 +176,9 @@ class Settings(BaseSettings):
         1_000, ge=0, description="vector search scans exactly while a kind has fewer nodes than this (all tenants)"
     )
     vector_ann_threshold: int = Field(
-        0, ge=0, description="embedded store: vectors of one kind in a namespace before vector search goes "
-        "through an HNSW graph (usearch, kept in <path>.ann/, built in the background); below it and with 0, exact")
+        50_000, ge=0, description="embedded store: vectors of one kind in a namespace before vector search goes "
+        "through an HNSW graph (usearch, kept in <path>.ann/, built in the background; every hit rescored "
+        "exactly); below it and with 0, an exact scan")
     cache_dir: Path = Field(Path("~/.cache/graphmem").expanduser(), description="assembled model files live here")
     keys_path: Path | None = Field(None, description="graphmem serve's API keys (hashed); default: beside the "
                                    "embedded store file, <name>.keys.db")

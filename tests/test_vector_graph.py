@@ -181,3 +181,46 @@ def test_small_kinds_and_a_zero_threshold_never_build(tmp_path, threshold):
     assert ann is None if threshold == 0 else ann.ann is None
     assert not (tmp_path / "s.db.ann").exists()
     s.close()
+
+
+def test_a_vector_said_again_is_one_graph_node_and_every_id_is_found(tmp_path):
+    s = open_store(tmp_path, threshold=1)
+    recs = fill(s, 200)
+    base = vectors(200, seed=0)
+    again = [MemoryRecord(namespace="a", text=f"said again {i}") for i in range(30)]
+    s.put("a", again, np.repeat(base[:3], 10, axis=0))  # three of the vectors, ten more times each
+    q = base[1]
+    got = s.vector_search("a", "memory", q, 11, [Status.active])
+    ann = state(s).ann
+    assert len(ann) == 230 and ann.nodes == 200  # every id covered, each distinct vector once
+    assert {i for i, _ in got} == {recs[1].id, *(r.id for r in again[10:20])}  # the eleven at cosine 1
+    assert all(abs(sim - 1.0) < 1e-5 for _, sim in got)
+
+    s.delete("a", [recs[1].id, *(r.id for r in again[10:19])])  # one holder of the vector is left
+    assert s.vector_search("a", "memory", q, 1, [Status.active])[0][0] == again[19].id
+    s.delete("a", [again[19].id])
+    assert recs[1].id not in {i for i, _ in s.vector_search("a", "memory", q, 5, [Status.active])}
+    s.close()
+
+    s = open_store(tmp_path, threshold=1)  # saved with its groups, checked and reused; the deleted left out
+    got = s.vector_search("a", "memory", base[0], 11, [Status.active])
+    assert {i for i, _ in got} == {recs[0].id, *(r.id for r in again[:10])}
+    assert state(s).ann.nodes == 199 and not state(s).uncovered
+    s.close()
+
+
+def test_a_graph_saved_before_vectors_were_shared_is_reused(tmp_path):
+    import json
+
+    s = open_store(tmp_path, threshold=1)
+    recs = fill(s, 100)
+    s.vector_search("a", "memory", vectors(1, seed=3)[0], 3, [Status.active])
+    s.close()
+    ids_file = next((tmp_path / "s.db.ann").glob("*.ids"))
+    meta = json.loads(ids_file.read_text())
+    ids_file.write_text(json.dumps({"dim": meta["dim"], "ids": [g[0] if g else None for g in meta["groups"]]}))
+    s = open_store(tmp_path, threshold=1)
+    q = vectors(100, seed=0)[42]
+    assert s.vector_search("a", "memory", q, 1, [Status.active])[0][0] == recs[42].id
+    assert len(state(s).ann) == 100 and state(s).ann.nodes == 100 and not state(s).uncovered
+    s.close()

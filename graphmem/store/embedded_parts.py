@@ -154,13 +154,13 @@ class VectorIndex:
         """The graph's nearest allowed rows plus the uncovered ones, rescored exactly; None
         when the allowed statuses are too rare for the graph (the caller scans exactly)."""
         cover = self.ann.uncovered
-        n = min(len(ann), 2 * k + 16)
+        n = min(ann.nodes, 2 * k + 16)
         while True:
             hits = [p for p in (self.pos.get(i) for i in ann.search(query, n) if i not in cover) if p is not None]
             ok = [p for p in hits if self.codes[p] in codes]
-            if len(ok) >= k or n >= len(ann):
+            if len(ok) >= k or n >= ann.nodes:
                 break
-            if n * 4 > max(len(ann) // 8, 1024):
+            if n * 4 > max(ann.nodes // 8, 1024):
                 return None
             n *= 4
         rest = np.fromiter((p for p in (self.pos.get(i) for i in cover) if p is not None), dtype=np.int64)
