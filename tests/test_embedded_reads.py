@@ -54,3 +54,24 @@ def test_a_field_of_some_kinds_reads_as_none_on_the_others():
     assert turn.value_of("session_id") == "s" and memory.value_of("session_id") is None
     assert memory.value_of("text") == "Ann likes tea"
     assert turn.value_of("superseded_by") is None and turn.value_of("no_such_field") is None
+
+
+def test_a_name_everywhere_is_searched_with_its_other_terms_together(tmp_path, monkeypatch):
+    from graphmem.store import embedded_parts
+
+    monkeypatch.setattr(embedded_parts, "KEYWORD_DOC_BUDGET", 20)  # at 100k memories a first name is ~5,000
+    s = EmbeddedStore(tmp_path / "s.db")
+    s.init(embedder="test-embedder", dim=4)
+    texts = ([f"Alice Smith booked room {i}" for i in range(60)] + [f"Bob Chen filed report {i}" for i in range(80)]
+             + [f"Carol Diaz planted tree {i}" for i in range(300)] + [f"Alice Chen wrote note {i}" for i in range(5)])
+    recs = [MemoryRecord(namespace="a", text=t) for t in texts]
+    s.put("a", recs)
+    both = {r.id for r in recs[-5:]}
+    top3 = s.keyword_search("a", "memory", "Alice Chen", 3, [Status.active])
+    assert {i for i, _ in top3} <= both  # the two names together, not any of the 65 Alices alike
+    top10 = s.keyword_search("a", "memory", "Alice Chen", 10, [Status.active])
+    assert {i for i, _ in top10[:5]} == both and len(top10) == 10  # then the rarest name's
+    assert {i for i, _ in top10[5:]} <= {r.id for r in recs[:60]}
+    scores = [score for _, score in top10]
+    assert scores == sorted(scores, reverse=True)
+    s.close()

@@ -209,6 +209,18 @@ def _by_rarity(terms: list[str], df: dict[str, int]) -> list[str]:
     return sorted((t for t in terms if df.get(t, 0) > 0), key=lambda t: (df[t], t))
 
 
+def _together(rare: list[str], df: dict[str, int], rows: int) -> list[str]:
+    """The rarest terms whose documents in common (estimated as if they were independent) fall
+    within the keyword budget, two at least; none when the terms cannot get there."""
+    est, out = float(max(rows, 1)), []
+    for t in rare:
+        out.append(t)
+        est *= df[t] / max(rows, 1)
+        if len(out) >= 2 and est <= KEYWORD_DOC_BUDGET:
+            return out
+    return []
+
+
 def keyword_query(conn: sqlite3.Connection, terms: list[str], df: dict[str, int], scopes: list[str], namespace: str,
                   k: int, tenant: tuple[int, dict[str, int]] | None = None) -> list[tuple[str, float]]:
     """BM25 top-k of FTS5 within the given scope tokens (namespace, kind, status); ``df``:
@@ -227,8 +239,9 @@ def keyword_query(conn: sqlite3.Connection, terms: list[str], df: dict[str, int]
     # rank least. Like a common-terms query, BM25 runs on the rarest terms while their
     # document counts stay within a budget (the rarest always runs); the others still
     # count through the keyword coverage of recall.
+    rare = _by_rarity(present, local)
     kept, total = [], 0
-    for t in _by_rarity(present, local):
+    for t in rare:
         if kept and total + local[t] > KEYWORD_DOC_BUDGET:
             break
         kept.append(t)
@@ -239,16 +252,33 @@ def keyword_query(conn: sqlite3.Connection, terms: list[str], df: dict[str, int]
             "ORDER BY s.score DESC, n.rowid")
     if tenant is None:
         sql = f"SELECT n.id, s.score FROM (SELECT rowid, -bm25(fts, 0.0, 1.0) AS score FROM fts WHERE fts MATCH ? {tail}"
-        args: list = [f"({scope_expr}) AND ({fts_query(kept)})"]
-    else:  # each term on its own, its bm25() rescaled from the file's IDF to the namespace's, then summed
-        rows_all = fts_rows(conn)
-        parts = ", ".join(f"t{i} AS MATERIALIZED (SELECT rowid, ? * -bm25(fts, 0.0, 1.0) AS score FROM fts "
-                          "WHERE fts MATCH ?)" for i in range(len(kept)))  # bm25() needs a cursor of its own
-        union = " UNION ALL ".join(f"SELECT rowid, score FROM t{i}" for i in range(len(kept)))
-        sql = f"WITH {parts} SELECT n.id, s.score FROM (SELECT rowid, sum(score) AS score FROM ({union}) GROUP BY rowid {tail}"
-        args = [v for t in kept for v in (_idf(tenant[0], local[t]) / _idf(rows_all, df[t]),
-                                          f"({scope_expr}) AND ({fts_query([t])})")]
-    return [(i, float(score)) for i, score in conn.execute(sql, (*args, k, namespace))]  # noqa: S608
+        together = _together(rare, local, fts_rows(conn)) if local[kept[0]] > KEYWORD_DOC_BUDGET else []
+        if not together:
+            return _top(conn, sql, [f"({scope_expr}) AND ({fts_query(kept)})"], k, namespace)
+        # even the rarest term matches more than the budget (a first name in 100k memories
+        # matches ~5,000): first the documents that hold the rarest terms together, in a
+        # fraction of the time and a better order ("Alice" and "Chen": 453 of 100k documents,
+        # where every "Alice" scored alike), then the rarest term's
+        both = _top(conn, sql, [f"({scope_expr}) AND ({fts_query(together, every=True)})"], k, namespace)
+        if len(both) < k:
+            seen = {i for i, _ in both}
+            both += [hit for hit in _top(conn, sql, [f"({scope_expr}) AND ({fts_query(kept)})"], k, namespace)
+                     if hit[0] not in seen][: k - len(both)]
+        return both
+    # another tenant in the file: each term on its own, its bm25() rescaled from the file's IDF
+    # to the namespace's, then summed (the rarest term alone where it is over the budget)
+    rows_all = fts_rows(conn)
+    parts = ", ".join(f"t{i} AS MATERIALIZED (SELECT rowid, ? * -bm25(fts, 0.0, 1.0) AS score FROM fts "
+                      "WHERE fts MATCH ?)" for i in range(len(kept)))  # bm25() needs a cursor of its own
+    union = " UNION ALL ".join(f"SELECT rowid, score FROM t{i}" for i in range(len(kept)))
+    sql = f"WITH {parts} SELECT n.id, s.score FROM (SELECT rowid, sum(score) AS score FROM ({union}) GROUP BY rowid {tail}"
+    args = [v for t in kept for v in (_idf(tenant[0], local[t]) / _idf(rows_all, df[t]),
+                                      f"({scope_expr}) AND ({fts_query([t])})")]
+    return _top(conn, sql, args, k, namespace)
+
+
+def _top(conn: sqlite3.Connection, sql: str, args: list, k: int, namespace: str) -> list[tuple[str, float]]:
+    return [(i, float(score)) for i, score in conn.execute(sql, (*args, k, namespace))]
 
 
 def tenant_counts(conn: sqlite3.Connection, terms: list[str], df: dict[str, int], tokens: list[str]) -> dict[str, int]:

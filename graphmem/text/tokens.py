@@ -97,12 +97,12 @@ def query_terms(text: str) -> list[str]:
 MAX_QUERY_TERMS = 64  # terms a keyword query keeps, in query order
 
 
-def fts_query(terms: list[str]) -> str | None:
-    """An FTS5 MATCH expression that ORs ``terms``, each quoted so no user text is ever read
-    as FTS5 syntax. None when there is nothing to search."""
+def fts_query(terms: list[str], every: bool = False) -> str | None:
+    """An FTS5 MATCH expression that ORs ``terms`` (ANDs them with ``every``), each quoted so
+    no user text is ever read as FTS5 syntax. None when there is nothing to search."""
     if not terms:
         return None
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms[:MAX_QUERY_TERMS])
+    return (" AND " if every else " OR ").join('"' + t.replace('"', '""') + '"' for t in terms[:MAX_QUERY_TERMS])
 
 
 def keywords(text: str) -> list[str]:
