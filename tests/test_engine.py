@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -445,6 +446,12 @@ def test_blas_threads_are_limited_only_when_asked(tmp_path, monkeypatch):
         assert embed._blocks or len(os.sched_getaffinity(0)) == 1
         assert np.allclose(embed.matvec(mat, v), mat @ v, rtol=1e-5, atol=1e-5)
         assert np.allclose(embed.matvec(mat[:10], v), mat[:10] @ v)  # small: one call
+        if hasattr(os, "fork"):  # a forked child (a pre-fork server) has no worker threads of its parent's
+            child = os.fork()
+            if child == 0:
+                signal.alarm(20)  # a product waiting for threads that do not exist would hang here
+                os._exit(0 if np.allclose(embed.matvec(mat, v), mat @ v, rtol=1e-5, atol=1e-5) else 1)
+            assert os.waitpid(child, 0)[1] == 0
     embed.limit_blas(max(before))  # and graphmem's blocks with it
     assert not embed._blocks or max(before) == 1
     monkeypatch.delenv("GRAPHMEM_BLAS_THREADS", raising=False)

@@ -43,6 +43,19 @@ def limit_blas(threads: int) -> None:
             _blocks.append((ThreadPoolExecutor(max_workers=cores, thread_name_prefix="graphmem-matvec"), cores))
 
 
+def _blocks_after_fork() -> None:
+    """A forked child has none of its parent's threads: its workers are made anew (an executor
+    starts them on first use), or a product would wait for threads that do not exist."""
+    global _blocks_lock
+    _blocks_lock = threading.Lock()
+    if _blocks:
+        _blocks[0] = (ThreadPoolExecutor(max_workers=_blocks[0][1], thread_name_prefix="graphmem-matvec"), _blocks[0][1])
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_blocks_after_fork)
+
+
 def matvec(mat: np.ndarray, vector: np.ndarray) -> np.ndarray:
     """``mat @ vector``. Where BLAS was limited to one thread (``limit_blas(1)``: OpenBLAS
     workers spin for a while after each call, costing a co-located server a core), a large
