@@ -28,6 +28,10 @@ _blocks: list[tuple[ThreadPoolExecutor, int]] = []  # the row-block workers and 
 _blocks_lock = threading.Lock()
 
 
+def _row_workers(n: int) -> tuple[ThreadPoolExecutor, int]:
+    return ThreadPoolExecutor(max_workers=n, thread_name_prefix="graphmem-matvec"), n
+
+
 def limit_blas(threads: int) -> None:
     """Let numpy's BLAS (OpenBLAS, MKL) use at most ``threads`` threads in this process, from now on.
     With one, ``matvec`` splits a large product over the machine's cores itself."""
@@ -40,7 +44,7 @@ def limit_blas(threads: int) -> None:
             while _blocks:
                 _blocks.pop()[0].shutdown(wait=False)
         elif not _blocks:  # a second Memory asking the same keeps the workers a first one may be using
-            _blocks.append((ThreadPoolExecutor(max_workers=cores, thread_name_prefix="graphmem-matvec"), cores))
+            _blocks.append(_row_workers(cores))
 
 
 def _blocks_after_fork() -> None:
@@ -49,7 +53,7 @@ def _blocks_after_fork() -> None:
     global _blocks_lock
     _blocks_lock = threading.Lock()
     if _blocks:
-        _blocks[0] = (ThreadPoolExecutor(max_workers=_blocks[0][1], thread_name_prefix="graphmem-matvec"), _blocks[0][1])
+        _blocks[0] = _row_workers(_blocks[0][1])
 
 
 if hasattr(os, "register_at_fork"):

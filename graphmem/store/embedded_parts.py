@@ -212,10 +212,11 @@ def _by_rarity(terms: list[str], df: dict[str, int]) -> list[str]:
 def _together(rare: list[str], df: dict[str, int], rows: int) -> list[str]:
     """The rarest terms whose documents in common (estimated as if they were independent) fall
     within the keyword budget, two at least; none when the terms cannot get there."""
-    est, out = float(max(rows, 1)), []
+    rows = max(rows, 1)
+    est, out = float(rows), []
     for t in rare:
         out.append(t)
-        est *= df[t] / max(rows, 1)
+        est *= df[t] / rows
         if len(out) >= 2 and est <= KEYWORD_DOC_BUDGET:
             return out
     return []
@@ -252,9 +253,10 @@ def keyword_query(conn: sqlite3.Connection, terms: list[str], df: dict[str, int]
             "ORDER BY s.score DESC, n.rowid")
     if tenant is None:
         sql = f"SELECT n.id, s.score FROM (SELECT rowid, -bm25(fts, 0.0, 1.0) AS score FROM fts WHERE fts MATCH ? {tail}"
+        any_kept = f"({scope_expr}) AND ({fts_query(kept)})"
         together = _together(rare, local, fts_rows(conn)) if local[kept[0]] > KEYWORD_DOC_BUDGET else []
         if not together:
-            return _top(conn, sql, [f"({scope_expr}) AND ({fts_query(kept)})"], k, namespace)
+            return _top(conn, sql, [any_kept], k, namespace)
         # even the rarest term matches more than the budget (a first name in 100k memories
         # matches ~5,000): first the documents that hold the rarest terms together, in a
         # fraction of the time and a better order ("Alice" and "Chen": 453 of 100k documents,
@@ -262,8 +264,7 @@ def keyword_query(conn: sqlite3.Connection, terms: list[str], df: dict[str, int]
         both = _top(conn, sql, [f"({scope_expr}) AND ({fts_query(together, every=True)})"], k, namespace)
         if len(both) < k:
             seen = {i for i, _ in both}
-            both += [hit for hit in _top(conn, sql, [f"({scope_expr}) AND ({fts_query(kept)})"], k, namespace)
-                     if hit[0] not in seen][: k - len(both)]
+            both += [hit for hit in _top(conn, sql, [any_kept], k, namespace) if hit[0] not in seen][: k - len(both)]
         return both
     # another tenant in the file: each term on its own, its bm25() rescaled from the file's IDF
     # to the namespace's, then summed (the rarest term alone where it is over the budget)
