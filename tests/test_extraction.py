@@ -67,6 +67,37 @@ def test_invalid_output_is_retried_once_then_rejected():
         extract_window(ex, msgs)
 
 
+def test_a_reply_cut_short_after_its_memories_keeps_them_without_asking_again():
+    """A workflow or episode that loops until the token limit used to fail the window twice
+    (the same prompt loops again) and lose memories the model had already written."""
+    msgs = [Message(session_id="s", content="I'm Ann and I love jazz. First tune, then play", speaker="Ann")]
+    whole = reply(m("Ann loves jazz", "Ann", "likes", "jazz"), ep="Ann talks music",
+                  pr=[{"task": "play", "steps": ["tune", "play"] * 40}])
+    cut = whole[: whole.index('"pr"') + 60]
+    out, stats = extract_window(ReplayExtractor(overrides={"love jazz": [cut]}), msgs)
+    assert stats.calls == 1 and [x.text for x in out.memories] == ["Ann loves jazz"]
+    assert out.episode == "Ann talks music" and out.procedures == [] and "attempt 1" in stats.errors[0]
+    cut_in_memories = whole[: whole.index("jazz") + 2]
+    looped = reply(*[m("Ann loves jazz", "Ann", "likes", "jazz")] * 12, ep="Ann")[:-20]  # the memories are the loop
+    for bad in (cut_in_memories, looped):
+        with pytest.raises(InvalidOutput):
+            extract_window(ReplayExtractor(overrides={"love jazz": [bad, bad]}), msgs)
+
+
+def test_only_a_window_that_reads_like_a_workflow_is_asked_for_one():
+    seen = []
+
+    class Schemas(ReplayExtractor):
+        def complete(self, system, user, schema, max_tokens):
+            seen.append(schema["properties"]["pr"].get("maxItems"))
+            return super().complete(system, user, schema, max_tokens)
+
+    good = reply(m("Ann loves jazz", "Ann", "likes", "jazz"))
+    for text in ("I'm Ann and I love jazz", "I love jazz: first tune the bass, then play", "我爱爵士乐，首先调音"):
+        extract_window(Schemas(overrides={"jazz": [good], "爵士": [good]}), [Message(session_id="s", content=text)])
+    assert seen == [0, 3, 3]
+
+
 def test_trivial_windows_are_recognised():
     def msgs(*texts):
         return [Message(session_id="s", content=t) for t in texts]

@@ -47,7 +47,8 @@ def make_extractor(s: Settings) -> Extractor:
         key = s.llm_api_key.get_secret_value() if s.llm_api_key else None
         return OpenAICompatibleExtractor(s.llm_base_url, s.llm_model, api_key=key)
     path = s.model_path or default_model_path(s.cache_dir / "models")
-    return LlamaExtractor(path, n_ctx=s.llm_context, n_threads=s.llm_threads, n_gpu_layers=s.llm_gpu_layers)
+    return LlamaExtractor(path, n_ctx=s.llm_context, n_threads=s.llm_threads, n_gpu_layers=s.llm_gpu_layers,
+                          draft_tokens=s.llm_draft_tokens)
 
 
 # What a memory is made of: a first person, a number, a date or time, a like or dislike, a name.

@@ -19,7 +19,7 @@ from ..errors import ExtractionError, ModelLoadError
 from ..models import MemoryRecord, Message
 from ..text import keywords
 from .model import load_llama
-from .schema import WIRE_SCHEMA, Extraction, parse_wire
+from .schema import SEQUENCE_CUES, Extraction, complete_fields, parse_wire, wire_schema
 
 log = logging.getLogger(__name__)
 
@@ -131,9 +131,10 @@ def extract_window(
     """One schema-constrained call per window; an unusable reply is retried once."""
     stats = ExtractionStats()
     user = format_window(messages, known)
+    schema = wire_schema(procedures=bool(SEQUENCE_CUES.search(" ".join(m.content for m in messages))))
     for attempt in range(attempts):
         t0 = time.perf_counter()
-        out = extractor.complete(SYSTEM_PROMPT, user, WIRE_SCHEMA, max_tokens)
+        out = extractor.complete(SYSTEM_PROMPT, user, schema, max_tokens)
         stats.seconds += time.perf_counter() - t0
         stats.prompt_tokens += out.prompt_tokens
         stats.output_tokens += out.output_tokens
@@ -142,24 +143,42 @@ def extract_window(
             return parse_wire(json.loads(out.text)), stats
         except (ValueError, TypeError) as exc:  # json.JSONDecodeError is a ValueError
             stats.errors.append(f"attempt {attempt + 1}: {exc}")
+            fields = complete_fields(out.text)
+            if _unlooped(fields.get("m")):  # cut short after its memories: they stand, the rest is lost
+                log.warning("extraction output cut short after %s; its memories are kept", list(fields))
+                return parse_wire({"ep": "", **fields}), stats
             log.warning("extraction output rejected (attempt %d): %s", attempt + 1, exc)
     raise InvalidOutput("; ".join(stats.errors))
+
+
+def _unlooped(memories: Any) -> bool:
+    """Memories a reply completed before it was cut short, not themselves a loop (the same
+    sentence again and again until the list is full)."""
+    if not isinstance(memories, list):
+        return False
+    texts = [str(m.get("t")) if isinstance(m, dict) else repr(m) for m in memories]
+    return len(set(texts)) * 2 >= len(texts)
 
 
 class LlamaExtractor:
     """The in-process llama.cpp model. Loads lazily on first use, once per model path. The
     fixed system prompt comes first in every call, so llama.cpp reuses its KV cache and only
-    the window itself is evaluated after the first call."""
+    the window itself is evaluated after the first call. Replies are decoded greedily under the
+    schema's grammar, checked on the best token first, and up to ``draft_tokens`` tokens guessed
+    from the prompt and the reply so far are checked in one pass (``graphmem.extract.sampling``)."""
 
     _models: dict[tuple, Any] = {}
+    _call_locks: dict[tuple, threading.Lock] = {}  # one llama context per model: one call at a time, whoever asks
     _load_lock = threading.Lock()
 
     def __init__(self, model_path: Path, *, n_ctx: int = 4096, n_threads: int | None = None, n_gpu_layers: int = 0,
-                 seed: int = 7) -> None:
+                 seed: int = 7, draft_tokens: int = 12) -> None:
         self.model_path = Path(model_path)
+        self.draft_tokens = draft_tokens
         self.name = f"llama.cpp:{self.model_path.name}"
         self._key = (str(self.model_path), n_ctx, n_threads, n_gpu_layers, seed)
-        self._call_lock = threading.Lock()
+        with self._load_lock:
+            self._call_lock = self._call_locks.setdefault(self._key, threading.Lock())
 
     def _llm(self):
         with self._load_lock:
@@ -188,7 +207,8 @@ class LlamaExtractor:
 
     def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int) -> Completion:
         llm = self._llm()
-        with self._call_lock:  # one llama context: one call at a time
+        with self._call_lock:
+            llm.draft_tokens = self.draft_tokens
             out = llm.create_chat_completion(
                 messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
                 response_format={"type": "json_object", "schema": schema},

@@ -126,11 +126,12 @@ def amx_safe_loading() -> Iterator[None]:
 
 
 def load_llama(**kwargs):
-    """``llama_cpp.Llama(**kwargs)``, loaded under ``amx_safe_loading``."""
-    from llama_cpp import Llama
+    """``llama_cpp.Llama(**kwargs)`` (greedy grammar calls sampled by ``GrammarFirstGreedy``),
+    loaded under ``amx_safe_loading``."""
+    from .sampling import grammar_first_llama_class
 
     with amx_safe_loading():
-        return Llama(**kwargs)
+        return grammar_first_llama_class()(**kwargs)
 
 
 class LlamaTokenCounter:

@@ -6,6 +6,7 @@ and what changed. ``Extraction`` is the normalised result the pipeline consumes.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Literal
 
@@ -66,6 +67,25 @@ WIRE_SCHEMA: dict[str, Any] = {
     "required": ["r", "m", "e", "ep", "pr"],
 }
 
+# A workflow is only taken when the window reads like one: small models invent procedures
+# from ordinary chat ("introduce herself: say hello, ...").
+SEQUENCE_CUES = re.compile(
+    r"\b(first|then|next|after that|afterwards|finally|step|steps)\b|首先|然后|接着|之后|最后|第[一二三四五]步|步骤",
+    re.IGNORECASE,
+)
+
+
+def wire_schema(*, procedures: bool) -> dict[str, Any]:
+    """The reply schema for one window. Without a sequence cue the window's procedures would be
+    dropped, so ``pr`` must be empty: the model still closes the episode with its usual ``","``
+    (a schema without ``pr`` refuses that token and the episode runs on) and the reply up to
+    there is token for token the whole schema's, but an invented workflow costs nothing."""
+    if procedures:
+        return WIRE_SCHEMA
+    none = {**WIRE_SCHEMA["properties"]["pr"], "maxItems": 0}
+    return {**WIRE_SCHEMA, "properties": {**WIRE_SCHEMA["properties"], "pr": none}}
+
+
 _SPACES = re.compile(r"\s+")
 _PRED_CHARS = re.compile(r"[^\w]+", re.UNICODE)
 
@@ -118,6 +138,29 @@ class Extraction(BaseModel):
     entities: list[ExtractedEntity] = Field(default_factory=list)
     episode: str = ""
     procedures: list[ExtractedProcedure] = Field(default_factory=list)
+
+
+_KEY = re.compile(r'\s*"(\w+)"\s*:\s*')
+_COMMA = re.compile(r"\s*,")
+
+
+def complete_fields(text: str) -> dict[str, Any]:
+    """The top-level fields a reply completed before it was cut short (the token limit, most
+    often a workflow or an episode that loops), in order: ``{"r": ..., "m": [...]}`` of
+    ``{"r":"..","m":[..],"e":[{"n":"Ann","y``."""
+    decoder, out = json.JSONDecoder(), {}
+    at = text.find("{") + 1
+    while at and (key := _KEY.match(text, at)):
+        try:
+            value, end = decoder.raw_decode(text, key.end())
+        except ValueError:
+            break
+        out[key.group(1)] = value
+        comma = _COMMA.match(text, end)
+        if not comma:
+            break
+        at = comma.end()
+    return out
 
 
 def parse_wire(data: Any) -> Extraction:

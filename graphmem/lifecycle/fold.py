@@ -12,7 +12,7 @@ import numpy as np
 from ..extract.checks import (adds_a_value, grounded, kept_terms, replaced_terms, resolve_subject, speaker_of,
                               unconfirmed_assistant_words)
 from ..extract.extractors import copies_an_example
-from ..extract.schema import ExtractedMemory, Extraction
+from ..extract.schema import SEQUENCE_CUES, ExtractedMemory, Extraction
 from ..models import (SOURCE_CONFIDENCE, Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, Session, Source,
                       Status, utcnow)
 from ..text import keywords, normalise_name
@@ -28,12 +28,6 @@ KNOWN_MIN_COS = 0.3
 KNOWN_BY_WORDS = 3  # ... and by shared words
 SIMILAR_FOR_RULES = 8  # stored memories each candidate is checked against
 SUMMARY_EPISODES = 6  # L1 keeps the newest episode summaries of the session
-# A workflow is only taken when the window reads like one: small models invent procedures
-# from ordinary chat ("introduce herself: say hello, ...").
-_SEQUENCE_CUES = re.compile(
-    r"\b(first|then|next|after that|afterwards|finally|step|steps)\b|首先|然后|接着|之后|最后|第[一二三四五]步|步骤",
-    re.IGNORECASE,
-)
 
 
 _FUTURE = re.compile(r"\b(will|going to|plans?|planning|next|upcoming|soon|tomorrow|flies|flying)\b|要|将|计划|打算|准备|下周|下个|明天|明年",
@@ -80,7 +74,7 @@ class WindowFolder:
                  for t in tags}
         types.update({normalise_name(e.name): e.type for e in extraction.entities})  # older replies name them
         window_text = " ".join(m.content for m in msgs)
-        procedures = [p for p in extraction.procedures if _SEQUENCE_CUES.search(window_text)
+        procedures = [p for p in extraction.procedures if SEQUENCE_CUES.search(window_text)
                       and grounded(None, p.task, p.task, msgs) is None]
         taught = [(p.task, p.steps) for p in procedures]
         admitted = []

@@ -1,0 +1,130 @@
+"""Greedy decoding that checks the grammar on the best token first chooses what llama.cpp's own
+grammar + greedy chain chooses: the real grammar engine over the real Qwen2.5 vocabulary
+(vocab-only load), step by step on the same scores."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+
+import llama_cpp
+import numpy as np
+import pytest
+
+from graphmem.extract import default_model_path
+from graphmem.extract.model import load_llama
+from graphmem.extract.sampling import GrammarFirstGreedy, LookupDrafter, grammar_first_llama_class
+from graphmem.extract.schema import wire_schema
+from graphmem.settings import Settings
+
+
+@pytest.fixture(scope="module")
+def vocab_model():
+    return load_llama(model_path=str(default_model_path(Settings().cache_dir / "models")), vocab_only=True,
+                      verbose=False)
+
+
+class Reference:
+    """llama-cpp-python's chain as it samples an extraction call: grammar over the whole vocabulary, then greedy."""
+
+    def __init__(self, llm, grammar):
+        import llama_cpp
+        from llama_cpp._internals import LlamaSampler
+
+        self.lib, self.chain = llama_cpp, LlamaSampler()
+        self.chain.add_grammar(llm._model, grammar)
+        self.chain.add_greedy()
+        self.data = (llama_cpp.llama_token_data * llm.n_vocab())()
+        self.view = np.frombuffer(self.data, dtype=[("id", np.int32), ("logit", np.float32), ("p", np.float32)])
+
+    def scored(self, logits):
+        self.view["id"], self.view["logit"], self.view["p"] = np.arange(len(logits)), logits, 0
+        arr = self.lib.llama_token_data_array(data=self.data, size=len(logits), selected=-1, sorted=False)
+        self.lib.llama_sampler_apply(self.chain.sampler, ctypes.byref(arr))
+        return int(self.data[arr.selected].id), np.isfinite(self.view["logit"])
+
+    def accept(self, token):
+        self.chain.accept(token)
+
+
+@pytest.mark.parametrize("procedures", [True, False])
+def test_grammar_first_greedy_chooses_what_the_whole_vocabulary_check_chooses(vocab_model, procedures):
+    from llama_cpp import LlamaGrammar
+
+    grammar = LlamaGrammar.from_json_schema(json.dumps(wire_schema(procedures=procedures)), verbose=False)
+    n = vocab_model.n_vocab()
+    ours = GrammarFirstGreedy(vocab_model._model.vocab, grammar._grammar, grammar._root, n)
+    ref = Reference(vocab_model, grammar)
+    rng = np.random.default_rng(7)
+    chosen = []
+    for _ in range(60):
+        logits = rng.normal(size=n).astype(np.float32)
+        _, allowed = ref.scored(logits)
+        if rng.random() < 0.75:  # a model that follows the grammar: its best token is allowed
+            logits[rng.choice(np.flatnonzero(allowed))] = 50.0
+        expected, _ = ref.scored(logits)
+        token = ours.choose(logits)
+        assert token == expected
+        ref.accept(token)
+        chosen.append(token)
+        if llama_cpp.llama_vocab_is_eog(vocab_model._model.vocab, token):
+            break
+    assert 0 < ours.full_checks < ours.steps  # both paths were taken
+    assert len(set(chosen)) > 10
+
+
+def test_only_plain_greedy_grammar_calls_take_the_grammar_first_path(vocab_model):
+    from llama_cpp import LlamaGrammar
+
+    assert isinstance(vocab_model, grammar_first_llama_class())
+    grammar = LlamaGrammar.from_json_schema(json.dumps(wire_schema(procedures=True)), verbose=False)
+    assert isinstance(vocab_model._init_sampler(temp=0.0, grammar=grammar), GrammarFirstGreedy)
+    for other in ({"temp": 0.8, "grammar": grammar}, {"temp": 0.0, "grammar": grammar, "repeat_penalty": 1.1},
+                  {"temp": 0.0, "grammar": None}):
+        assert not isinstance(vocab_model._init_sampler(**other), GrammarFirstGreedy)
+
+
+def test_lookup_drafter_continues_the_latest_earlier_occurrence_and_adapts_its_length():
+    d = LookupDrafter([1, 2, 3, 4, 5, 9, 1, 2, 3, 7, 8], most=6)
+    d.extend([1, 2, 3])
+    assert d.draft() == [7, 8, 1, 2]  # after the latest earlier 1 2 3 (4 tokens at first)
+    d.taken(4, 4)
+    d.extend([7, 8, 1, 2, 3])
+    assert d.size == 6 and d.draft() == [7, 8, 1, 2, 3]  # grown by two after a whole draft was taken
+    d.taken(6, 6)
+    assert d.size == 6  # never above most
+    d.taken(6, 1)
+    assert d.size == 1  # cut to what was taken
+    d.extend([42, 43])
+    assert d.draft() == []  # never seen: nothing drafted
+
+
+COPY = ('{"r":"Tom gives his job and a move.","m":[{"t":"Tom Berg is a nurse at Ullevaal hospital","k":"fact","s":"Tom",'
+        '"p":"works_at","o":"Ullevaal hospital","i":4,"c":"u","n":[1]},{"t":"Tom lives in Oslo","k":"fact","s":"Tom",'
+        '"p":"lives_in","o":"Oslo","i":3,"c":"u","n":[1]}],"e":[{"n":"Tom Berg","y":"person"}],'
+        '"ep":"Tom introduced himself.","pr":[]}')
+
+
+def test_drafted_decoding_writes_what_one_token_a_pass_writes_and_keeps_the_cache_true():
+    """The real model copies a reply it is shown (a confident choice at every step, so batched and
+    single-token arithmetic agree): drafts are taken and refused along the way, the text is the
+    same as with one token a pass, and the cache holds exactly the prompt and the reply."""
+    from llama_cpp import LlamaGrammar
+
+    llm = load_llama(model_path=str(default_model_path(Settings().cache_dir / "models")), n_ctx=2048, verbose=False)
+    grammar = LlamaGrammar.from_json_schema(json.dumps(wire_schema(procedures=True)), verbose=False)
+    prompt = llm.tokenize(f"Copy this JSON exactly, then stop.\n{COPY}\nJSON:".encode())
+    texts = {}
+    for most in (0, 12):
+        llm.draft_tokens, llm.last_drafter = most, None
+        out = []
+        for token in llm.generate(prompt, temp=0.0, grammar=grammar):
+            if llama_cpp.llama_vocab_is_eog(llm._model.vocab, token) or len(out) == 400:
+                break
+            out.append(token)
+        texts[most] = llm.detokenize(out).decode()
+        cached = [int(t) for t in llm.input_ids[: llm.n_tokens]]
+        assert cached == (prompt + out)[: len(cached)] and len(cached) >= len(prompt) + len(out) - 1
+    assert json.loads(texts[12]) == json.loads(COPY) and texts[12] == texts[0]
+    d = llm.last_drafter
+    assert d.passes < len(out) / 2 and 0 < d.taken_in_all < d.drafted  # fewer passes; drafts taken and refused
