@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from graphmem import Memory  # noqa: E402
-from graphmem.extract import default_model_path  # noqa: E402
+from graphmem.engine.extraction import make_extractor  # noqa: E402
 from graphmem.extract.extractors import LlamaExtractor  # noqa: E402
 from graphmem.settings import Settings  # noqa: E402
 
@@ -58,8 +58,9 @@ def main() -> None:
     ap.add_argument("--messages", type=int, default=64, help="messages per language")
     args = ap.parse_args()
     settings = Settings(extraction="manual")
-    extractor = LlamaExtractor(default_model_path(settings.cache_dir / "models"))
-    extractor._llm()  # the load is not a per-message cost
+    extractor = make_extractor(settings)  # the local model unless GRAPHMEM_LLM_BASE_URL names a server
+    if isinstance(extractor, LlamaExtractor):
+        extractor._llm()  # the load is not a per-message cost
     rows = []
     with tempfile.TemporaryDirectory() as tmp, Memory(Path(tmp) / "mb.db", settings=settings, extractor=extractor) as mem:
         for lang, file in FILES.items():
@@ -83,7 +84,8 @@ def main() -> None:
         k = 1000 / n
         print(f"| {lang} | {n} | {windows} | {sent} | {calls * k:.0f} | {cpu * k:,.0f} | {wall * k:,.0f} | "
               f"{pt * k:,.0f} | {ot * k:,.0f} | {memories * k:.0f} |")
-    print(f"\n{extractor.name}, {settings.llm_threads or 'llama.cpp default'} generation threads; one run")
+    print(f"\n{extractor.name}, {settings.llm_threads or 'llama.cpp default'} generation threads, "
+          f"{settings.llm_draft_tokens} draft tokens; one run")
 
 
 if __name__ == "__main__":

@@ -362,7 +362,7 @@ def ratio(a: float, b: float) -> str:
 def windows_table(results: dict[str, tuple[WindowScore, Cost]]) -> list[str]:
     rows = ["| language | windows | facts | recall | memories | precision | attribution errors | non-facts | "
             "example leaks | wrong (tense, diet) | language kept | unnamed subject | procedures found | "
-            "procedures invented | JSON valid 1st try | calls | CPU s/window | CPU s per 1,000 msgs | "
+            "procedures invented | first reply usable | calls | CPU s/window | CPU s per 1,000 msgs | "
             "prompt tok/call | output tok/call | dropped ungrounded |",
             "|" + "---|" * 21]
     for lang, (s, c) in sorted(results.items()):
@@ -416,8 +416,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--live", action="store_true", help="ask the local model instead of replaying its recorded replies")
     ap.add_argument("--fill", action="store_true", help="replay, and ask the local model only what has no recorded reply")
-    ap.add_argument("--record", action="store_true", help="with --live or --fill: save the replies to "
-                    + str(RECORDED.relative_to(ROOT)))
+    ap.add_argument("--record", action="store_true", help="with --live or --fill: save the replies to --recordings")
+    ap.add_argument("--recordings", type=Path, default=RECORDED,
+                    help="the recorded replies to replay, fill or write (a trial's live replies go to their own file)")
     ap.add_argument("--only", choices=("windows", "conflicts"), help="run one half")
     ap.add_argument("--limit", type=int, help="windows and cases per half, split between the languages")
     ap.add_argument("--details", action="store_true", help="list every miss and every error")
@@ -425,7 +426,7 @@ def main() -> None:
     args = ap.parse_args()
     t0 = time.perf_counter()
     out = evaluate(live=args.live, fill=args.fill, record=args.record, parts=(args.only,) if args.only else ("windows", "conflicts"),
-                   limit=args.limit)
+                   limit=args.limit, recorded=args.recordings)
     if "windows" in out:
         print("\n".join(windows_table(out["windows"])))
     if "conflicts" in out:
