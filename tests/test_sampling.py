@@ -117,11 +117,15 @@ def test_drafted_decoding_writes_what_one_token_a_pass_writes_and_keeps_the_cach
     texts = {}
     for most in (0, 12):
         llm.draft_tokens, llm.last_drafter = most, None
-        out = []
+        out, threads = [], set()
         for token in llm.generate(prompt, temp=0.0, grammar=grammar):
+            threads.add(llama_cpp.llama_n_threads_batch(llm._ctx.ctx))
             if llama_cpp.llama_vocab_is_eog(llm._model.vocab, token) or len(out) == 400:
                 break
             out.append(token)
+        # drafted passes run on the generation threads; the prompt's batch threads come back after
+        assert threads == {llm.n_threads if most else llm.n_threads_batch}
+        assert llama_cpp.llama_n_threads_batch(llm._ctx.ctx) == llm.n_threads_batch
         texts[most] = llm.detokenize(out).decode()
         cached = [int(t) for t in llm.input_ids[: llm.n_tokens]]
         assert cached == (prompt + out)[: len(cached)] and len(cached) >= len(prompt) + len(out) - 1
