@@ -19,7 +19,7 @@ from ..errors import ExtractionError, ModelLoadError
 from ..models import MemoryRecord, Message
 from ..text import keywords
 from .model import load_llama
-from .schema import SEQUENCE_CUES, Extraction, complete_fields, parse_wire, wire_schema
+from .schema import Extraction, complete_fields, parse_wire, reads_like_a_workflow, wire_schema
 
 log = logging.getLogger(__name__)
 
@@ -131,7 +131,7 @@ def extract_window(
     """One schema-constrained call per window; an unusable reply is retried once."""
     stats = ExtractionStats()
     user = format_window(messages, known)
-    schema = wire_schema(procedures=bool(SEQUENCE_CUES.search(" ".join(m.content for m in messages))))
+    schema = wire_schema(procedures=reads_like_a_workflow(m.content for m in messages))
     for attempt in range(attempts):
         t0 = time.perf_counter()
         out = extractor.complete(SYSTEM_PROMPT, user, schema, max_tokens)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -67,12 +68,17 @@ WIRE_SCHEMA: dict[str, Any] = {
     "required": ["r", "m", "e", "ep", "pr"],
 }
 
-# A workflow is only taken when the window reads like one: small models invent procedures
-# from ordinary chat ("introduce herself: say hello, ...").
-SEQUENCE_CUES = re.compile(
+_SEQUENCE_CUES = re.compile(
     r"\b(first|then|next|after that|afterwards|finally|step|steps)\b|首先|然后|接着|之后|最后|第[一二三四五]步|步骤",
     re.IGNORECASE,
 )
+
+
+def reads_like_a_workflow(texts: Iterable[str]) -> bool:
+    """Whether a window's texts have a sequence cue. A workflow is only asked for and taken when
+    the window reads like one: small models invent procedures from ordinary chat ("introduce
+    herself: say hello, ...")."""
+    return _SEQUENCE_CUES.search(" ".join(texts)) is not None
 
 
 def wire_schema(*, procedures: bool) -> dict[str, Any]:

@@ -12,7 +12,7 @@ import numpy as np
 from ..extract.checks import (adds_a_value, grounded, kept_terms, replaced_terms, resolve_subject, speaker_of,
                               unconfirmed_assistant_words)
 from ..extract.extractors import copies_an_example
-from ..extract.schema import SEQUENCE_CUES, ExtractedMemory, Extraction
+from ..extract.schema import ExtractedMemory, Extraction, reads_like_a_workflow
 from ..models import (SOURCE_CONFIDENCE, Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, Session, Source,
                       Status, utcnow)
 from ..text import keywords, normalise_name
@@ -73,9 +73,8 @@ class WindowFolder:
         types = {normalise_name(t.name): t.type for tags in self.parts.tagger.tag_many([m.content for m in msgs])
                  for t in tags}
         types.update({normalise_name(e.name): e.type for e in extraction.entities})  # older replies name them
-        window_text = " ".join(m.content for m in msgs)
-        procedures = [p for p in extraction.procedures if SEQUENCE_CUES.search(window_text)
-                      and grounded(None, p.task, p.task, msgs) is None]
+        workflow = reads_like_a_workflow(m.content for m in msgs)
+        procedures = [p for p in extraction.procedures if workflow and grounded(None, p.task, p.task, msgs) is None]
         taught = [(p.task, p.steps) for p in procedures]
         admitted = []
         users = [x for x in msgs if x.role != "assistant"]  # what the user's own turns say is never the assistant's
