@@ -28,11 +28,10 @@ no_pr = re.sub(r',"pr":\[\]', "", no_pr)
 no_pr = re.sub(r',"pr":\[\{.*?\}\]\}', "}", no_pr)
 schema_lean = copy.deepcopy(base_schema); schema_lean["properties"].pop("e"); schema_lean["required"].remove("e")
 schema_no_pr = copy.deepcopy(schema_lean); schema_no_pr["properties"].pop("pr"); schema_no_pr["required"].remove("pr")
-CUES = re.compile(r"\b(first|then|next|after that|afterwards|finally|step|steps)\b|首先|然后|接着|之后|最后|第[一二三四五]步|步骤", re.I)
 orig = X.extract_window
 
 def variant(extractor, messages, *, known=(), max_tokens=600, attempts=2):
-    cue = any(CUES.search(m.content) for m in messages)
+    cue = S.reads_like_a_workflow(m.content for m in messages)
     X.SYSTEM_PROMPT, X.WIRE_SCHEMA = (lean, schema_lean) if cue else (no_pr, schema_no_pr)
     try:
         return orig(extractor, messages, known=known, max_tokens=max_tokens, attempts=attempts)
