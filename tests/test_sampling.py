@@ -13,8 +13,8 @@ import pytest
 
 from graphmem.extract import default_model_path
 from graphmem.extract.model import load_llama
-from graphmem.extract.sampling import GrammarFirstGreedy, LookupDrafter, grammar_first_llama_class
-from graphmem.extract.schema import wire_schema
+from graphmem.extract.sampling import GrammarFirstGreedy, LookupDrafter, RepeatGuard, grammar_first_llama_class
+from graphmem.extract.schema import complete_fields, parse_wire, wire_schema
 from graphmem.settings import Settings
 
 
@@ -82,6 +82,52 @@ def test_only_plain_greedy_grammar_calls_take_the_grammar_first_path(vocab_model
     for other in ({"temp": 0.8, "grammar": grammar}, {"temp": 0.0, "grammar": grammar, "repeat_penalty": 1.1},
                   {"temp": 0.0, "grammar": None}):
         assert not isinstance(vocab_model._init_sampler(**other), GrammarFirstGreedy)
+
+
+def test_the_repeat_guard_refuses_only_to_continue_a_list_after_a_repeated_item():
+    memories = RepeatGuard()
+    assert memories.feed(b'{"r":"a, b","m":[{"t":"A","k":"fact","n":[1]},{"t":"B","n":[1,1]},{"t":"A","n":[3')
+    assert not memories.fits(b']},{"') and memories.fits(b']}')  # closing the repeated item alone is fine
+    assert memories.fits(b']}]') and memories.fits(b']}],"') and memories.fits(b',')  # a second turn is no repeat
+    assert not RepeatGuard().feed(b'{"m":[{"t":"A"},{"t":"A"},{"t":"C"}]}')  # continued after the repeat
+    steps = RepeatGuard()
+    assert steps.feed(b'{"pr":[{"task":"x","steps":["a","b","a')
+    assert not steps.fits(b'","') and steps.fits(b'"') and steps.fits(b'"]') and steps.fits(b'b","')
+    # keys, numbers, values of other members and escaped quotes are not items of a list
+    assert RepeatGuard().feed(b'{"e":[{"n":"A","y":"p"},{"n":"B","y":"p"}],"ep":"A","x":[3,3,"A\\"","A"]}')
+    assert not RepeatGuard().feed(b'{"x":["A\\"","A\\"",1]}')
+    running = RepeatGuard()  # a string may not go on in a loop: it ends, or the run is broken
+    assert running.feed('{"r":"赵敏不骑车了，改坐地铁，不再骑车了，不再骑车了，'.encode())
+    assert not running.fits('不再骑车了，'.encode()) and running.fits('不再'.encode())
+    assert running.fits(b'"') and running.fits('。","'.encode())
+    assert RepeatGuard().feed('{"r":"哈哈哈哈哈, very very very well"}'.encode())  # short runs are text
+
+
+def test_a_looping_model_ends_its_list_after_the_first_repeat(vocab_model):
+    """A model that writes the same memory again and again (as the 1.5B model did on a Chinese
+    MemoryBank window until the token limit, twice) is stopped after the first repeat: the list
+    is closed there, by the best allowed token that closes it, and the reply stays valid."""
+    from llama_cpp import LlamaGrammar
+
+    memory = '{{"t":"{t}","k":"preference","s":"张曼婷","p":"likes","o":"{o}","i":3,"c":"u","n":[{n}]}}'
+    films = ["《出租车司机》", "《流浪地球》", "科幻电影"] + ["《出租车司机》"] * 6
+    looping = ('{"r":"张曼婷分享了她喜欢的电影。","m":['
+               + ",".join(memory.format(t=f"张曼婷喜欢{o}", o=o, n=n) for n, o in enumerate(films, 1)) + "]")
+    script = vocab_model.tokenize(looping.encode(), add_bos=False, special=False)
+    grammar = LlamaGrammar.from_json_schema(json.dumps(wire_schema(procedures=True)), verbose=False)
+    ours = GrammarFirstGreedy(vocab_model._model.vocab, grammar._grammar, grammar._root, vocab_model.n_vocab(), guard=True)
+    rng = np.random.default_rng(3)
+    written = []
+    for token in script:
+        logits = rng.normal(size=vocab_model.n_vocab()).astype(np.float32)
+        logits[token] = 50.0  # the model's clear choice: the looping reply
+        written.append(ours.choose(logits))
+        if written[-1] != token:
+            break
+    text = vocab_model.detokenize(written).decode()
+    memories = complete_fields(text)["m"]  # the list closed with the chosen token
+    assert [m["o"] for m in memories] == films[:4] and ours.guard.overrides == 1
+    assert sorted(m.object for m in parse_wire({"ep": "", "m": memories}).memories) == sorted(films[:3])  # repeat dropped
 
 
 def test_lookup_drafter_continues_the_latest_earlier_occurrence_and_adapts_its_length():

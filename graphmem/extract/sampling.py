@@ -14,6 +14,12 @@ made cheaper in two ways that keep every token the greedy choice.
    choice at its place; the first that is not is replaced by the choice and the rest dropped.
    Batched arithmetic differs from one-token arithmetic in the last bits, so a near-tie can
    fall the other way: the reply is still greedy, not always byte-identical.
+
+One choice is not greedy: a list is never continued after an item that repeats an earlier one
+(``RepeatGuard``). A small model that loops writes the same memory or step until the list or the
+token limit is full, and a reply cut at the limit fails twice (greedy decoding loops the same way
+on the retry): on MemoryBank a Chinese window wrote one memory seven times, then its workflow's
+steps, 700 tokens on each of two attempts, and lost the window.
 """
 
 from __future__ import annotations
@@ -27,11 +33,100 @@ import numpy as np
 _TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
 
 
+class RepeatGuard:
+    """Follows a JSON reply byte by byte and tells whether a piece of it would continue a list
+    after an item that repeats an earlier item of the same list: a string, or an object by its
+    first member's value (a memory's text, an entity's name, a workflow's task). Numbers and
+    other values are never repeats (a memory may cite turn 3 beside turn 3 of another). Nor may
+    a string go on once it ends in the same phrase three times over (a reasoning that wrote
+    "不再骑车了，" until the limit): only a piece that ends the string or breaks the run fits."""
+
+    def __init__(self) -> None:
+        self.text = bytearray()
+        self.frames: list[dict[str, Any]] = []  # open lists {"seen", "repeat"} and objects {"key", "member", "first"}
+        self.in_string, self.escaped, self.opened_at = False, False, 0
+        self.overrides = 0  # choices the guard changed
+
+    def fits(self, piece: bytes) -> bool:
+        """Whether ``piece`` can follow without continuing a list after a repeat or a string
+        that runs in a loop."""
+        if self.in_string and b'"' not in piece and b"\\" not in piece:  # text inside a string: nothing ends
+            return not _runs(bytes(self.text[self.opened_at + 1:]) + piece)
+        trial = self._copy()
+        return trial.feed(piece)
+
+    def feed(self, piece: bytes) -> bool:
+        """Take ``piece`` into the state; False where it continues a list after a repeat."""
+        fine = True
+        for byte in piece:
+            at = len(self.text)
+            self.text.append(byte)
+            if self.in_string:
+                if self.escaped:
+                    self.escaped = False
+                elif byte == 0x5C:  # backslash
+                    self.escaped = True
+                elif byte == 0x22:  # the closing quote
+                    self.in_string = False
+                    top = self.frames[-1] if self.frames else None
+                    if top is not None and "key" in top and top["key"]:
+                        top["key"] = False  # a key ends: its value follows
+                    else:
+                        self._ended(bytes(self.text[self.opened_at:at + 1]))
+            elif byte == 0x22:
+                self.in_string, self.opened_at = True, at
+            elif byte in (0x7B, 0x5B):  # { [
+                self.frames.append({"key": True, "member": 0, "first": None} if byte == 0x7B
+                                   else {"seen": set(), "repeat": False})
+            elif byte in (0x7D, 0x5D):  # } ]
+                if self.frames:
+                    closed = self.frames.pop()
+                    self._ended(closed.get("first"))
+            elif byte == 0x2C and self.frames:  # ,
+                top = self.frames[-1]
+                if "seen" in top:
+                    fine = fine and not top["repeat"]
+                else:
+                    top["key"], top["member"] = True, top["member"] + 1
+        return fine and not (self.in_string and _runs(bytes(self.text[self.opened_at + 1:])))
+
+    def _ended(self, identity: bytes | None) -> None:
+        """A value ended; ``identity`` is what makes it a repeat (None: never one)."""
+        if not self.frames:
+            return
+        top = self.frames[-1]
+        if "seen" in top:
+            if identity is not None:
+                top["repeat"] = identity in top["seen"]
+                top["seen"].add(identity)
+            else:
+                top["repeat"] = False
+        elif top["member"] == 0:
+            top["first"] = identity
+
+    def _copy(self) -> "RepeatGuard":
+        trial = RepeatGuard.__new__(RepeatGuard)
+        trial.text = bytearray(self.text)
+        trial.frames = [{**f, "seen": set(f["seen"])} if "seen" in f else dict(f) for f in self.frames]
+        trial.in_string, trial.escaped, trial.opened_at, trial.overrides = (
+            self.in_string, self.escaped, self.opened_at, self.overrides)
+        return trial
+
+
+def _runs(text: bytes, shortest: int = 6, longest: int = 90) -> bool:
+    """Whether ``text`` ends in one phrase of ``shortest`` to ``longest`` bytes three times over."""
+    for n in range(shortest, min(longest, len(text) // 3) + 1):
+        if text[-n:] == text[-2 * n:-n] == text[-3 * n:-2 * n]:
+            return True
+    return False
+
+
 class GrammarFirstGreedy:
     """A sampler for ``Llama`` (it answers ``sample(ctx, idx)`` like llama-cpp-python's own):
-    temperature 0, no penalties, one grammar."""
+    temperature 0, no penalties, one grammar; with ``guard``, a list is not continued after a
+    repeated item (the best allowed token that does not is taken instead)."""
 
-    def __init__(self, vocab: Any, grammar: str, root: str, n_vocab: int) -> None:
+    def __init__(self, vocab: Any, grammar: str, root: str, n_vocab: int, *, guard: bool = False) -> None:
         import llama_cpp
 
         self._lib = llama_cpp
@@ -46,6 +141,16 @@ class GrammarFirstGreedy:
         self._all_array = llama_cpp.llama_token_data_array(data=self._all, size=n_vocab, selected=-1, sorted=False)
         self.steps = 0
         self.full_checks = 0  # steps whose best token the grammar refused
+        self.guard = RepeatGuard() if guard else None
+        self._vocab, self._pieces, self._piece_buf = vocab, {}, ctypes.create_string_buffer(64)
+
+    def piece(self, token: int) -> bytes:
+        """The bytes ``token`` writes (a special token writes none)."""
+        out = self._pieces.get(token)
+        if out is None:
+            n = self._lib.llama_token_to_piece(self._vocab, token, self._piece_buf, 64, 0, False)
+            out = self._pieces[token] = self._piece_buf.raw[:max(0, n)]
+        return out
 
     def allowed(self, token: int) -> bool:
         """Whether the grammar, in its present state, allows ``token`` next."""
@@ -58,8 +163,9 @@ class GrammarFirstGreedy:
         """The highest-scoring token the grammar allows (the first such on ties, as llama.cpp's
         greedy sampler), taken into the grammar's state."""
         self.steps += 1
+        guard = self.guard
         token = int(np.argmax(logits))
-        if not self.allowed(token):
+        if not self.allowed(token) or (guard is not None and not guard.fits(self.piece(token))):
             self.full_checks += 1
             view = self._all_view
             view["id"] = np.arange(self.n_vocab, dtype=np.int32)
@@ -67,6 +173,13 @@ class GrammarFirstGreedy:
             self._all_array.size = self.n_vocab
             self._lib.llama_sampler_apply(self._grammar, ctypes.byref(self._all_array))  # refused: -inf
             token = int(np.argmax(view["logit"]))
+            if guard is not None and not guard.fits(self.piece(token)):
+                guard.overrides += 1
+                allowed = np.flatnonzero(np.isfinite(view["logit"]))
+                ranked = allowed[np.argsort(-view["logit"][allowed], kind="stable")]
+                token = next((int(t) for t in ranked if guard.fits(self.piece(int(t)))), token)
+        if guard is not None:
+            guard.feed(self.piece(token))
         self._lib.llama_sampler_accept(self._grammar, token)
         return token
 
@@ -131,13 +244,15 @@ def grammar_first_llama_class() -> type:
 
     class GrammarFirstLlama(Llama):
         draft_tokens = 12  # most tokens drafted per pass; 0 decodes one token a pass
+        repeat_guard = True  # a list is not continued after a repeated item (``RepeatGuard``)
         last_drafter: LookupDrafter | None = None  # the last drafted call's, with its counts
 
         def _init_sampler(self, **kw: Any):
             if not plain(kw):
                 return super()._init_sampler(**kw)
             grammar = kw["grammar"]
-            return GrammarFirstGreedy(self._model.vocab, grammar._grammar, grammar._root, self._n_vocab)
+            return GrammarFirstGreedy(self._model.vocab, grammar._grammar, grammar._root, self._n_vocab,
+                                      guard=self.repeat_guard)
 
         def generate(self, tokens, **kw: Any):
             self._batch_threads(self.n_threads_batch)  # as configured, whatever a call before left
