@@ -75,3 +75,39 @@ def test_a_name_everywhere_is_searched_with_its_other_terms_together(tmp_path, m
     scores = [score for _, score in top10]
     assert scores == sorted(scores, reverse=True)
     s.close()
+
+
+def test_a_kind_that_fills_the_file_is_ranked_without_its_scope_token(tmp_path, monkeypatch):
+    """One tenant's memories are most of the file: their keyword top-k is read from the
+    file-wide ranking (the scope token ANDed in walks a doclist as long as the kind), and is
+    the scoped query's, hit for hit; where too few of the first are in scope (superseded
+    ones crowd them out) the scoped query answers."""
+    import numpy as np
+
+    from graphmem.store import embedded_parts
+    from graphmem.store.base import scope_token
+    from graphmem.text import query_terms
+
+    s = EmbeddedStore(tmp_path / "s.db")
+    s.init(embedder="test-embedder", dim=4)
+    rng = np.random.default_rng(5)
+    words = ["tea", "coffee", "rust", "go", "oslo", "paris", "hiking", "chess"]
+    recs = [MemoryRecord(namespace="a", text=" ".join(rng.choice(words, 4)) + f" note {i}") for i in range(300)]
+    stale = [MemoryRecord(namespace="a", text=f"quartz garnet opal {i}", status=Status.superseded) for i in range(40)]
+    recs += stale + [MemoryRecord(namespace="a", text="quartz ruby opal today")]
+    s.put("a", recs, rng.normal(size=(len(recs), 4)).astype(np.float32))
+    s.vector_search("a", "memory", np.ones(4, dtype=np.float32), 1, [Status.active])  # the kind's vectors are read
+
+    answered = []
+    real = embedded_parts._in_scope
+    monkeypatch.setattr(embedded_parts, "_in_scope", lambda *a: answered.append((a[-1], real(*a))) or answered[-1][1])
+    scopes = [scope_token("a", "memory", Status.active.value)]
+    for query, k in [("tea rust", 10), ("coffee oslo chess", 25), ("hiking", 50), ("paris go", 5), ("quartz opal", 3)]:
+        terms = query_terms(query)
+        scoped = embedded_parts.keyword_query(s.conn, terms, embedded_parts.doc_counts(s.conn, terms), scopes, "a", k)
+        assert s.keyword_search("a", "memory", query, k, [Status.active]) == scoped, query
+    store_calls = [hits for share, hits in answered if share > 0]  # the reference above asks with share 0
+    assert len(store_calls) == 5 and all(hits is not None for hits in store_calls[:-1])  # the file-wide ranking
+    assert store_calls[-1] is None  # 40 superseded "quartz opal" first: the scoped query answers
+    assert s.keyword_search("a", "memory", "quartz opal", 3, [Status.active])[0][0] == recs[-1].id
+    s.close()

@@ -13,7 +13,7 @@ from ..models import LAYERS, Node, NodeKind, Status
 from ..text import query_terms
 from .base import scope_token, unit_query
 from .embedded_ann import AnnState, ann_file, settle
-from .embedded_parts import STATUS_CODE, VectorIndex, doc_counts, keyword_query, tenant_counts
+from .embedded_parts import STATUS_CODE, VectorIndex, doc_counts, fts_rows, keyword_query, tenant_counts
 from .layers import LayerAsk, LayerHits, Walked, search_layer, turns_beside, walk
 
 
@@ -102,12 +102,15 @@ class SearchMixin:
                 self._doc_counts = (key, doc_counts(self.conn, terms))
             df = self._doc_counts[1]
             tenant = self._tenant(namespace, terms, df)
+            # about what part of the file the scopes hold: the kind's vectors (a guide only)
+            index = self._vindex.get((namespace, kind))
+            share = index.size / max(fts_rows(self.conn), 1) if index is not None and tenant is None else 0.0
         reader = self._reader()
         with self._guard():
             if reader is None:
                 with self._lock:
-                    return keyword_query(self.conn, terms, df, scopes, namespace, k, tenant)
-            return keyword_query(reader, terms, df, scopes, namespace, k, tenant)  # no store lock: beside vector work
+                    return keyword_query(self.conn, terms, df, scopes, namespace, k, tenant, share)
+            return keyword_query(reader, terms, df, scopes, namespace, k, tenant, share)  # no store lock: beside vector work
 
     def _tenant(self, namespace: str, terms: list[str], df: dict[str, int]) -> tuple[int, dict[str, int]] | None:
         """None where the file holds one namespace (FTS5's counts are its own), else the
