@@ -1,14 +1,18 @@
-"""How latency and memory grow with the store: 10k, 100k and 1M memories, embedded backend.
+"""How latency and memory grow with the store: 10k, 100k and 1M memories, on both backends.
 
-    python benchmarks/scale.py                      # 10k, 100k, 1M (1M writes take ~20 minutes here)
-    python benchmarks/scale.py --sizes 10000 100000
+    python benchmarks/scale.py                      # 10k, 100k, 1M on both (1M writes take ~20 minutes here)
+    python benchmarks/scale.py --sizes 10000 100000 --backends neo4j
 
 One store grows through the sizes (writes in batches of 1,000, timed). At each size the vector
-graphs due are built or merged (timed: in use they build in the background while searches scan
-exactly), 100 context() calls are timed (p50/p95) and the process's peak resident memory is read.
-Then a second handle on the same file with the graphs off (exact scans) answers the same
-questions: its context latency, and the recall of the graph's vector top 10 and top 50 against
-its exact ones. Prints a table and writes a PNG of latency against size to --out.
+graphs due are built or merged (embedded; timed: in use they build in the background while
+searches scan exactly), 100 context() calls are timed (p50/p95) and peak resident memory is read
+(the client's; on Neo4j also the server's, from the pid file ``scripts/neo4j-dev`` writes). Then a
+second handle with the approximate index off (exact scans: embedded ``vector_ann_threshold=0``,
+Neo4j ``neo4j_exact_below`` above any size) answers the same questions: its context latency, and
+the recall of the index's vector top 10 and top 50 against its exact ones. Neo4j runs against
+the server the settings name (``GRAPHMEM_NEO4J_URI``, ...) in the namespace ``scale``, which it
+empties first and drops at the end. Prints a table and writes a PNG of latency against size to
+--out.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -55,69 +60,118 @@ def vector_recall(graph: Memory, exact: Memory, qs: list[str], k: int) -> float:
     return float(np.mean(got))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
-    ap.add_argument("--queries", type=int, default=100)
-    ap.add_argument("--ann-threshold", type=int, default=50_000,
-                    help="vectors of a kind before the HNSW graph is used (graphmem's default)")
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
-    args = ap.parse_args()
-    rng = random.Random(7)
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATES = ["What does {p} prefer?", "Where does {p} work?", "Who manages {p}?", "What is {p} allergic to?"]
+
+
+def server_peak_mib(pid_file: Path) -> float:
+    """The Neo4j server's peak resident memory (VmHWM), where it runs here."""
+    try:
+        status = Path(f"/proc/{int(pid_file.read_text().strip())}/status").read_text()
+    except (OSError, ValueError):
+        return float("nan")
+    return next((int(line.split()[1]) / 1024 for line in status.splitlines() if line.startswith("VmHWM:")), float("nan"))
+
+
+def dir_mib(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 2**20 if path.exists() else float("nan")
+
+
+def run(backend: str, sizes: list[int], args: argparse.Namespace, tmp: Path) -> list[tuple]:
+    rng = random.Random(7)  # the same memories and questions on both backends
     pop = people(300, random.Random(1))
-    templates = ["What does {p} prefer?", "Where does {p} work?", "Who manages {p}?", "What is {p} allergic to?"]
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="graphmem-scale-") as tmp:
-        mem = Memory(Path(tmp) / "scale.db", settings=Settings(extraction="off", vector_ann_threshold=args.ann_threshold))
-        have, write_s = 0, 0.0
-        for size in sorted(args.sizes):
-            batch = synth_memories(size - have, rng)
-            t0 = time.perf_counter()
-            for i in range(0, len(batch), 1000):
-                mem.remember_many(batch[i : i + 1000], namespace="scale")
-            write_s = time.perf_counter() - t0
-            rate = (size - have) / write_s if size > have else float("nan")
-            have = size
-            qs = [rng.choice(templates).format(p=rng.choice(pop)) for _ in range(args.queries)]
-            mem.context(qs[0], namespace="scale")  # loads the vectors
+
+    def open_memory(exact: bool) -> Memory:
+        if backend == "embedded":
+            return Memory(tmp / "scale.db", settings=Settings(
+                extraction="off", vector_ann_threshold=0 if exact else args.ann_threshold))
+        knobs: dict[str, Any] = {"neo4j_exact_below": 2**62} if exact else {}
+        return Memory(settings=Settings(backend="neo4j", extraction="off", **knobs))
+
+    mem = open_memory(exact=False)
+    if backend == "neo4j" and mem.store.has_namespace("scale"):
+        mem.store.delete_namespace("scale")
+    rows, have = [], 0
+    for size in sorted(sizes):
+        batch = synth_memories(size - have, rng)
+        t0 = time.perf_counter()
+        for i in range(0, len(batch), 1000):
+            mem.remember_many(batch[i : i + 1000], namespace="scale")
+        write_s = time.perf_counter() - t0
+        rate = (size - have) / write_s if size > have else float("nan")
+        have = size
+        qs = [rng.choice(TEMPLATES).format(p=rng.choice(pop)) for _ in range(args.queries)]
+        mem.context(qs[0], namespace="scale")  # loads the vectors
+        graph_s = float("nan")
+        if backend == "embedded":
             t0 = time.perf_counter()
             mem.store.settle()
             graph_s = time.perf_counter() - t0
-            ms = timed_contexts(mem, qs)
-            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-            exact = Memory(Path(tmp) / "scale.db", settings=Settings(extraction="off", vector_ann_threshold=0))
-            exact_ms = timed_contexts(exact, qs)
+        ms = timed_contexts(mem, qs)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        exact = open_memory(exact=True)
+        exact_ms = timed_contexts(exact, qs)
+        if backend == "embedded":
             mem.context(qs[0], namespace="scale")  # the other handle's writes (access counts) made this one reload
             mem.store.settle()
-            at10, at50 = vector_recall(mem, exact, qs, 10), vector_recall(mem, exact, qs, 50)
-            exact.close()
-            disk = sum(f.stat().st_size for f in Path(tmp).rglob("*") if f.is_file()) / 2**20
-            rows.append((size, rate, graph_s, float(np.percentile(ms, 50)), float(np.percentile(ms, 95)),
-                         float(np.percentile(exact_ms, 50)), float(np.percentile(exact_ms, 95)), at10, at50, peak, disk))
-            print(f"{size:,} done", file=sys.stderr, flush=True)
-        mem.close()
-    print("| memories | writes/s | graph build/merge s | context p50 / p95 ms | exact scans: context p50 / p95 ms | "
-          "vector recall@10 / @50 vs exact | peak RSS MiB | disk MiB (file + graphs) |")
-    print("|---|---|---|---|---|---|---|---|")
-    for size, rate, graph_s, p50, p95, e50, e95, at10, at50, peak, mib in rows:
-        print(f"| {size:,} | {rate:,.0f} | {graph_s:.1f} | {p50:.1f} / {p95:.1f} | {e50:.1f} / {e95:.1f} | "
-              f"{at10:.3f} / {at50:.3f} | {peak:,.0f} | {mib:,.0f} |")
+        at10, at50 = vector_recall(mem, exact, qs, 10), vector_recall(mem, exact, qs, 50)
+        exact.close()
+        if backend == "embedded":
+            server, disk = float("nan"), dir_mib(tmp)
+        else:
+            server, disk = server_peak_mib(args.neo4j_dir / "server.pid"), dir_mib(args.neo4j_dir / "data")
+        rows.append((backend, size, rate, graph_s, float(np.percentile(ms, 50)), float(np.percentile(ms, 95)),
+                     float(np.percentile(exact_ms, 50)), float(np.percentile(exact_ms, 95)), at10, at50, peak, server,
+                     disk))
+        print(f"{backend} {size:,} done", file=sys.stderr, flush=True)
+    if backend == "neo4j":
+        mem.store.delete_namespace("scale")
+    mem.close()
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    ap.add_argument("--backends", nargs="+", default=["embedded", "neo4j"], choices=["embedded", "neo4j"])
+    ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--ann-threshold", type=int, default=50_000,
+                    help="vectors of a kind before the HNSW graph is used (graphmem's default)")
+    ap.add_argument("--neo4j-dir", type=Path, default=ROOT / ".neo4j-dev",
+                    help="the Neo4j server's directory, for its peak memory and disk size (scripts/neo4j-dev's)")
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
+    args = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="graphmem-scale-") as tmp:
+        for backend in args.backends:
+            rows += run(backend, args.sizes, args, Path(tmp))
+
+    def num(value: float, form: str) -> str:
+        return "-" if value != value else format(value, form)
+
+    print("| backend | memories | writes/s | graph build/merge s | context p50 / p95 ms | exact scans: context p50 / p95 ms"
+          " | vector recall@10 / @50 vs exact | peak RSS MiB (client / server) | disk MiB |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for backend, size, rate, graph_s, p50, p95, e50, e95, at10, at50, peak, server, mib in rows:
+        print(f"| {backend} | {size:,} | {num(rate, ',.0f')} | {num(graph_s, '.1f')} | {p50:.1f} / {p95:.1f} | "
+              f"{e50:.1f} / {e95:.1f} | {at10:.3f} / {at50:.3f} | {peak:,.0f} / {num(server, ',.0f')} | {num(mib, ',.0f')} |")
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        fig, ax = plt.subplots(figsize=(6, 4))
-        sizes = [r[0] for r in rows]
-        ax.plot(sizes, [r[3] for r in rows], "o-", label="context p50")
-        ax.plot(sizes, [r[4] for r in rows], "o-", label="context p95")
-        ax.plot(sizes, [r[5] for r in rows], "o--", label="context p50, exact scans")
-        ax.plot(sizes, [r[6] for r in rows], "o--", label="context p95, exact scans")
+        fig, ax = plt.subplots(figsize=(6.5, 4.2))
+        for backend in args.backends:
+            mine = [r for r in rows if r[0] == backend]
+            sizes = [r[1] for r in mine]
+            ax.plot(sizes, [r[5] for r in mine], "o-", label=f"{backend}: context p95")
+            ax.plot(sizes, [r[7] for r in mine], "o--", label=f"{backend}: context p95, exact scans")
         ax.set_xscale("log")
+        ax.set_yscale("log")  # Neo4j's exact scans are seconds at 100k
         ax.set_xlabel("memories in the namespace")
         ax.set_ylabel("ms")
-        ax.set_title("graphmem context() latency, embedded store")
+        ax.set_title("graphmem context() latency against store size")
         ax.legend()
         fig.tight_layout()
         args.out.mkdir(parents=True, exist_ok=True)
