@@ -140,7 +140,7 @@ class GrammarFirstGreedy:
         self._all_view = np.frombuffer(self._all, dtype=_TOKEN_DATA)
         self._all_array = llama_cpp.llama_token_data_array(data=self._all, size=n_vocab, selected=-1, sorted=False)
         self.steps = 0
-        self.full_checks = 0  # steps whose best token the grammar refused
+        self.full_checks = 0  # steps whose best token the grammar (or the guard) refused
         self.guard = RepeatGuard() if guard else None
         self._vocab, self._pieces, self._piece_buf = vocab, {}, ctypes.create_string_buffer(64)
 
