@@ -83,8 +83,7 @@ class WindowFolder:
             m = m.model_copy(update={"subject": resolve_subject(m.subject, speaker_of(turns) or speaker_of(msgs))})
             copied = copies_an_example(m.text, " ".join(f"{x.speaker}: {x.content}" for x in msgs))
             why = (f"copies the prompt's example {copied!r}" if copied
-                   else "the assistant's words, not taken up by the user"
-                   if unconfirmed_assistant_words(turns, msgs) and grounded(m.subject, m.object, m.text, users) is not None
+                   else "the assistant's words, not taken up by the user" if _assistant_words(m, turns, msgs, users)
                    else grounded(m.subject, m.object, m.text, msgs))
             if why:
                 out.report["dropped"].append({"text": m.text, "why": why})
@@ -310,3 +309,16 @@ def source_turns(m: ExtractedMemory, msgs: list[Message], most: int = 2) -> list
     numbered = {msgs[n - 1].id for n in m.turns if 1 <= n <= len(msgs)}
     agreed = [x for x in candidates if x.id in numbered]
     return sorted(agreed or candidates, key=lambda x: x.seq)
+
+
+def _assistant_words(m: ExtractedMemory, turns: list[Message], msgs: list[Message], users: list[Message]) -> bool:
+    """A fact the user's turns do not hold, only the assistant's, and the user did not take up:
+    whether the model cited the assistant's turn or, as it often does, the user's turn beside it
+    ("可以听《文化有限》。" became "韩梅推荐《文化有限》" cited to her question; "推荐32G内存的MacBook
+    Pro。" became "何琳考虑了内存和价格" cited to her "再看看吧，先比比价")."""
+    if grounded(m.subject, m.object, m.text, users) is None:
+        return False
+    if not (turns and all(t.role == "assistant" for t in turns)):
+        turns = [a for a in msgs if a.role == "assistant" and grounded(m.subject, m.object, m.text, [*users, a]) is None]
+    return unconfirmed_assistant_words(turns, msgs)
+
