@@ -321,4 +321,3 @@ def _assistant_words(m: ExtractedMemory, turns: list[Message], msgs: list[Messag
     if not (turns and all(t.role == "assistant" for t in turns)):
         turns = [a for a in msgs if a.role == "assistant" and grounded(m.subject, m.object, m.text, [*users, a]) is None]
     return unconfirmed_assistant_words(turns, msgs)
-
