@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from recall_latency import people  # noqa: E402
+from recall_latency import questions  # noqa: E402
 
 from graphmem import Memory  # noqa: E402
 from graphmem.settings import Settings  # noqa: E402
@@ -58,11 +58,7 @@ def main() -> None:
     store, ns = mem.store, args.namespace
     if not store.has_namespace(ns):
         sys.exit(f"no namespace {ns!r}: run benchmarks/recall_latency.py --sizes 100000 --backends neo4j --keep first")
-    rng = random.Random(7)
-    pop = people(300, random.Random(1))
-    qs = [rng.choice(["What does {p} prefer?", "Where does {p} work?", "Who manages {p}?", "What is {p} allergic to?",
-                      "Which trip is {p} planning?", "What is {p} learning on weekends?"]).format(p=rng.choice(pop))
-          for _ in range(args.warm + args.queries)]
+    qs = questions(args.warm + args.queries, random.Random(7))
     vecs = {q: mem.embedder.embed([q], query=True)[0] for q in qs}
     for q in qs[: args.warm]:
         mem.context(q, budget=1500, namespace=ns, query_vector=vecs[q])

@@ -55,6 +55,16 @@ def people(n: int, rng: random.Random) -> list[str]:
     return names[:n]
 
 
+QUESTIONS = ["What does {p} prefer?", "Where does {p} work?", "Who manages {p}?", "What is {p} allergic to?",
+             "Which trip is {p} planning?", "What is {p} learning on weekends?"]
+
+
+def questions(n: int, rng: random.Random, templates: list[str] = QUESTIONS) -> list[str]:
+    """``n`` questions about the synthetic people (the same 300 every run), drawn with ``rng``."""
+    pop = people(300, random.Random(1))
+    return [rng.choice(templates).format(p=rng.choice(pop)) for _ in range(n)]
+
+
 def synth_memories(n: int, rng: random.Random) -> list[dict]:
     pop = people(300, rng)
     out = []
@@ -147,11 +157,7 @@ def run(backend: str, size: int, workdir: Path, queries: int, ann_threshold: int
         mem.flush()
         enriched_s = time.perf_counter() - t0
 
-    pop = people(300, random.Random(1))
-    qs = [rng.choice([
-        "What does {p} prefer?", "Where does {p} work?", "Who manages {p}?", "What is {p} allergic to?",
-        "Which trip is {p} planning?", "What is {p} learning on weekends?",
-    ]).format(p=rng.choice(pop)) for _ in range(queries)]
+    qs = questions(queries, rng)
     for q in qs[:20]:  # warm caches (vector matrix, graph, spaCy; the Neo4j server's JIT and page cache)
         mem.context(q, namespace=ns)
     t0 = time.perf_counter()

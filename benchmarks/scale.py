@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from recall_latency import people, synth_memories  # noqa: E402
+from recall_latency import QUESTIONS, questions, synth_memories  # noqa: E402
 
 from graphmem import Memory  # noqa: E402
 from graphmem.models import Status  # noqa: E402
@@ -61,7 +61,6 @@ def vector_recall(graph: Memory, exact: Memory, qs: list[str], k: int) -> float:
 
 
 ROOT = Path(__file__).resolve().parent.parent
-TEMPLATES = ["What does {p} prefer?", "Where does {p} work?", "Who manages {p}?", "What is {p} allergic to?"]
 
 
 def server_peak_mib(pid_file: Path) -> float:
@@ -79,7 +78,6 @@ def dir_mib(path: Path) -> float:
 
 def run(backend: str, sizes: list[int], args: argparse.Namespace, tmp: Path) -> list[tuple]:
     rng = random.Random(7)  # the same memories and questions on both backends
-    pop = people(300, random.Random(1))
 
     def open_memory(exact: bool) -> Memory:
         if backend == "embedded":
@@ -100,7 +98,7 @@ def run(backend: str, sizes: list[int], args: argparse.Namespace, tmp: Path) -> 
         write_s = time.perf_counter() - t0
         rate = (size - have) / write_s if size > have else float("nan")
         have = size
-        qs = [rng.choice(TEMPLATES).format(p=rng.choice(pop)) for _ in range(args.queries)]
+        qs = questions(args.queries, rng, QUESTIONS[:4])
         mem.context(qs[0], namespace="scale")  # loads the vectors
         graph_s = float("nan")
         if backend == "embedded":
