@@ -73,6 +73,17 @@ def test_facts_must_be_grounded_in_their_window():
     assert grounded("王芳", "jasmine tea", "Wang Fang likes jasmine tea", chinese) is not None  # not in her words
 
 
+def test_a_latin_key_word_is_found_only_where_a_word_starts():
+    """MemoryBank stored "Emily is an AI companion" from a window whose only "ai" was inside
+    "painting"; a stem still finds its inflections ("paint" in "painting")."""
+    window = turns(("Emily", "I spent the weekend painting by the lake."), ("assistant", "How lovely! Oils or watercolours?"))
+    assert "object" in grounded("Emily", "AI", "Emily is an AI companion", window)
+    assert grounded("Emily", "painting", "Emily paints by the lake", window) is None
+    assert grounded("Emily", "paint", "Emily likes to paint", window) is None
+    mixed = turns(("李雷", "我周末用AI画画。"))
+    assert grounded("李雷", "AI", "李雷用AI画画", mixed) is None  # a Han character ends a Latin word
+
+
 def test_the_assistants_words_are_not_the_users_unless_taken_up():
     window = turns(("Eva", "I need a new laptop for video editing."),
                    ("assistant", "A MacBook Pro with 32 GB of RAM would suit you."), ("Eva", "Maybe, I'll compare prices."))

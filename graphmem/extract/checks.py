@@ -150,11 +150,13 @@ def resolve_subject(subject: str | None, speaker: str | None) -> str | None:
 
 
 def _occurs(term_keywords: Sequence[str], window_keywords: set[str], window_text: str) -> float:
-    """The share of a term's keywords found in the window (as keywords, or as text for
-    Chinese, whose segmentation differs between a phrase and its sentence)."""
+    """The share of a term's keywords found in the window: as keywords, or in its text, a
+    Chinese one anywhere (segmentation differs between a phrase and its sentence) and any
+    other at the start of a word (a stem: "paint" in "painting"; "ai" is not in "painting")."""
     if not term_keywords:
         return 1.0
-    found = sum(1 for k in term_keywords if k in window_keywords or k in window_text)
+    found = sum(1 for k in term_keywords if k in window_keywords or (
+        k in window_text if HAN_RUN.search(k) else re.search(rf"(?<![a-z0-9]){re.escape(k)}", window_text)))
     return found / len(term_keywords)
 
 
