@@ -93,9 +93,14 @@ def test_only_a_window_that_reads_like_a_workflow_is_asked_for_one():
             return super().complete(system, user, schema, max_tokens)
 
     good = reply(m("Ann loves jazz", "Ann", "likes", "jazz"))
-    for text in ("I'm Ann and I love jazz", "I love jazz: first tune the bass, then play", "我爱爵士乐，首先调音"):
-        extract_window(Schemas(overrides={"jazz": [good], "爵士": [good]}), [Message(session_id="s", content=text)])
-    assert seen == [0, 3, 3]
+    windows = [["I'm Ann and I love jazz"], ["I love jazz: first tune the bass, then play"], ["我爱爵士乐，首先调音，然后练琴"],
+               ["At first I hated jazz"],  # one cue puts nothing in order
+               ["I love jazz", "assistant: Then I recommend Kind of Blue, and after that A Love Supreme."]]
+    for texts in windows:
+        msgs = [Message(session_id="s", content=t.removeprefix("assistant: "),
+                        role="assistant" if t.startswith("assistant: ") else "user") for t in texts]
+        extract_window(Schemas(overrides={"jazz": [good], "爵士": [good]}), msgs)
+    assert seen == [0, 3, 3, 0, 0]  # the assistant's cues are not the user's teaching
 
 
 def test_trivial_windows_are_recognised():

@@ -31,7 +31,7 @@ schema_no_pr = copy.deepcopy(schema_lean); schema_no_pr["properties"].pop("pr");
 orig = X.extract_window
 
 def variant(extractor, messages, *, known=(), max_tokens=600, attempts=2):
-    cue = S.reads_like_a_workflow(m.content for m in messages)
+    cue = S.reads_like_a_workflow(messages)
     X.SYSTEM_PROMPT, X.WIRE_SCHEMA = (lean, schema_lean) if cue else (no_pr, schema_no_pr)
     try:
         return orig(extractor, messages, known=known, max_tokens=max_tokens, attempts=attempts)

@@ -131,7 +131,7 @@ def extract_window(
     """One schema-constrained call per window; an unusable reply is retried once."""
     stats = ExtractionStats()
     user = format_window(messages, known)
-    schema = wire_schema(procedures=reads_like_a_workflow(m.content for m in messages))
+    schema = wire_schema(procedures=reads_like_a_workflow(messages))
     for attempt in range(attempts):
         t0 = time.perf_counter()
         out = extractor.complete(SYSTEM_PROMPT, user, schema, max_tokens)

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..models import Message
 from .checks import canonical_predicate
 
 KINDS = ("fact", "preference", "event", "plan", "relationship", "skill", "other")
@@ -74,11 +75,15 @@ _SEQUENCE_CUES = re.compile(
 )
 
 
-def reads_like_a_workflow(texts: Iterable[str]) -> bool:
-    """Whether a window's texts have a sequence cue. A workflow is only asked for and taken when
-    the window reads like one: small models invent procedures from ordinary chat ("introduce
-    herself: say hello, ...")."""
-    return _SEQUENCE_CUES.search(" ".join(texts)) is not None
+def reads_like_a_workflow(messages: Iterable[Message]) -> bool:
+    """Whether the user's turns of a window put steps in order: two sequence cues or more
+    ("first ..., then ...", "首先……然后……"). A workflow is only asked for and taken when the
+    window reads like one: small models invent procedures from ordinary chat ("introduce
+    herself: say hello, ..."), and on MemoryBank from an assistant's "Then I recommend ..." or
+    a user's "At first he was melancholic"; the invented steps then hid the window's memories
+    that restate them."""
+    users = " ".join(m.content for m in messages if m.role != "assistant")
+    return len(_SEQUENCE_CUES.findall(users)) >= 2
 
 
 def wire_schema(*, procedures: bool) -> dict[str, Any]:

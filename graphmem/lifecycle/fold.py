@@ -73,7 +73,7 @@ class WindowFolder:
         types = {normalise_name(t.name): t.type for tags in self.parts.tagger.tag_many([m.content for m in msgs])
                  for t in tags}
         types.update({normalise_name(e.name): e.type for e in extraction.entities})  # older replies name them
-        workflow = reads_like_a_workflow(m.content for m in msgs)
+        workflow = reads_like_a_workflow(msgs)
         procedures = [p for p in extraction.procedures if workflow and grounded(None, p.task, p.task, msgs) is None]
         taught = [(p.task, p.steps) for p in procedures]
         admitted = []
