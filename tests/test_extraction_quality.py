@@ -12,7 +12,7 @@ import pytest
 from benchmarks.extraction_quality import evaluate, has, language_kept, load, matches, who
 from graphmem.extract.checks import (
     adds_a_value, canonical_predicate, change_words, grounded, is_event, is_vague, kept_terms, replaced_terms, resolve_subject,
-    unconfirmed_assistant_words,
+    says_nothing, unconfirmed_assistant_words,
 )
 from graphmem.extract.extractors import SYSTEM_PROMPT, copies_an_example, example_memories
 from graphmem.lifecycle.rules import (
@@ -73,6 +73,11 @@ def test_facts_must_be_grounded_in_their_window():
     assert grounded("王芳", "jasmine tea", "Wang Fang likes jasmine tea", chinese) is not None  # not in her words
 
 
+def test_a_fact_whose_object_is_its_subject_or_a_pronoun_says_nothing():
+    """MemoryBank's first window stored "Emily is named Emily" and "Emily thanks you"."""
+    assert says_nothing("Emily", "Emily") and says_nothing("Emily", " you") and says_nothing("王芳", "她")
+    assert says_nothing("Emily", "Emily Clarke") is None and says_nothing("邓杰", "none") is None  # drinks: none
+    assert says_nothing("Emily", None) is None and says_nothing(None, "tea") is None
 def test_a_latin_key_word_is_found_only_where_a_word_starts():
     """MemoryBank stored "Emily is an AI companion" from a window whose only "ai" was inside
     "painting"; a stem still finds its inflections ("paint" in "painting")."""

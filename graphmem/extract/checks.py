@@ -182,6 +182,23 @@ def grounded(subject: str | None, obj: str | None, text: str, msgs: Sequence[Mes
     return None
 
 
+_EMPTY_OBJECTS = frozenset({"you", "me", "him", "her", "it", "them", "us", "你", "您", "我", "他", "她", "它", "他们", "我们"})
+
+
+def says_nothing(subject: str | None, obj: str | None) -> str | None:
+    """Why a fact carries no information, or None: its object is its own subject ("Emily is
+    named Emily") or a bare pronoun ("Emily thanks you"). Seen on MemoryBank's first window.
+    "none" is a value ("drinks: none")."""
+    if not obj:
+        return None
+    value = obj.strip().casefold()
+    if value in _EMPTY_OBJECTS:
+        return f"its object {obj!r} names nothing"
+    if subject and value == subject.strip().casefold():
+        return "its object is its subject"
+    return None
+
+
 HAN_RUN = re.compile(r"[\u3400-\u9fff]+")
 _CLAUSES = re.compile(r"[,;:.!?，。；：！？]")
 

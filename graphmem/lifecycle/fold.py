@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from ..extract.checks import (adds_a_value, grounded, kept_terms, replaced_terms, resolve_subject, speaker_of,
-                              unconfirmed_assistant_words)
+from ..extract.checks import (adds_a_value, grounded, kept_terms, replaced_terms, resolve_subject, says_nothing,
+                              speaker_of, unconfirmed_assistant_words)
 from ..extract.extractors import copies_an_example
 from ..extract.schema import ExtractedMemory, Extraction, reads_like_a_workflow
 from ..models import (SOURCE_CONFIDENCE, Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, Session, Source,
@@ -84,7 +84,7 @@ class WindowFolder:
             copied = copies_an_example(m.text, " ".join(f"{x.speaker}: {x.content}" for x in msgs))
             why = (f"copies the prompt's example {copied!r}" if copied
                    else "the assistant's words, not taken up by the user" if _assistant_words(m, turns, msgs, users)
-                   else grounded(m.subject, m.object, m.text, msgs))
+                   else says_nothing(m.subject, m.object) or grounded(m.subject, m.object, m.text, msgs))
             if why:
                 out.report["dropped"].append({"text": m.text, "why": why})
             elif m.importance >= settings.admission_threshold and not restates_a_step(m.text, m.subject, taught):
