@@ -298,6 +298,7 @@ def test_recorded_evaluation_holds_its_figures(recorded):
         assert s.attribution <= floor["attribution"], (lang, s.errors)
         assert s.lang_kept / s.memories >= floor["language"], lang
         assert s.leaks == 0, s.errors  # no stored memory copies the prompt's examples
+        assert s.procedures_found == s.procedures_expected and s.procedures_invented == 0, lang
         assert cost.sent == 30 and cost.first_try_valid >= cost.sent - 1
     for lang, (c, _) in recorded["conflicts"].items():
         floor = FLOORS[lang]
