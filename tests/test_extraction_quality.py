@@ -78,6 +78,8 @@ def test_a_fact_whose_object_is_its_subject_or_a_pronoun_says_nothing():
     assert says_nothing("Emily", "Emily") and says_nothing("Emily", " you") and says_nothing("王芳", "她")
     assert says_nothing("Emily", "Emily Clarke") is None and says_nothing("邓杰", "none") is None  # drinks: none
     assert says_nothing("Emily", None) is None and says_nothing(None, "tea") is None
+
+
 def test_a_latin_key_word_is_found_only_where_a_word_starts():
     """MemoryBank stored "Emily is an AI companion" from a window whose only "ai" was inside
     "painting"; a stem still finds its inflections ("paint" in "painting")."""
