@@ -100,6 +100,12 @@ def test_the_assistants_words_are_not_the_users_unless_taken_up():
     assert not unconfirmed_assistant_words(booked[1:2], booked)
     zh = turns(("高远", "东站附近有酒店吗？"), ("assistant", "全季酒店离东站很近。"), ("高远", "好，我订了三月三号到五号。"))
     assert not unconfirmed_assistant_words(zh[1:2], zh)
+    for later in ("Okay, thank you for your recommendations. I will take a look.", "Hmm, I'll think about it."):
+        tips = turns(("Emily", "Any good books?"), ("assistant", "I recommend The Little Prince."), ("Emily", later))
+        assert unconfirmed_assistant_words(tips[1:2], tips), later
+    for taken in ("I'll take it.", "I will order it today."):
+        tips = turns(("Emily", "Any good books?"), ("assistant", "I recommend The Little Prince."), ("Emily", taken))
+        assert not unconfirmed_assistant_words(tips[1:2], tips), taken
 
 
 def test_a_fact_only_the_assistant_said_is_dropped_whichever_turn_the_model_cites():

@@ -217,9 +217,12 @@ def _change_cues(text: str) -> list[re.Match[str]]:
                                                       or _DENIED_ZH.search(text, 0, m.start()))]
 
 
+# the user's reply takes the assistant's words up; "I will take a look" and "I'll think about it" do not
+# (MemoryBank stored the assistant's book tips as Emily's on "I will take a look")
 _CONFIRM = re.compile(
     r"\b(yes|yeah|yep|sure|perfect|exactly|correct|right|agreed|booked|bought|ordered|done|will do|sounds good|"
-    r"let's do|i'll take|i'll go with|i will)\b|好的|好，|好,|是的|对|没错|就这个|就它|订了|买了|可以",
+    r"let's do|i'll take(?! a look)|i'll go with|i will(?! (take a look|have a look|look|think|check|consider|see)\b))\b|"
+    r"好的|好，|好,|是的|对|没错|就这个|就它|订了|买了|可以",
     re.IGNORECASE,
 )
 
