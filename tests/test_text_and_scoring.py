@@ -5,14 +5,17 @@ from __future__ import annotations
 import math
 from datetime import timedelta
 
+import numpy as np
 import pytest
 
+from graphmem.embed import make_embedder
 from graphmem.models import Episode, MemoryRecord, ScoreBreakdown, ScoredItem, utcnow
 from graphmem.retrieve import frequency, merge_layers, recency, relevance, score
 from graphmem.retrieve.scoring import SPECIFICITY_FLOOR, SPECIFICITY_PRIOR, specificity
 from graphmem.retrieve.recall import keyword_signal
 from graphmem.settings import RecallOptions, RelevanceWeights
-from graphmem.text import EntityTagger, fts_query, keywords, normalise_name, query_terms, segment, stem
+from graphmem.text import (EntityTagger, content_sentences, fts_query, keywords, normalise_name, query_terms, segment,
+                           stem)
 
 
 def test_segment_handles_english_and_chinese():
@@ -34,6 +37,21 @@ def test_keywords_are_stemmed_and_stopword_free():
     assert stem("manager") == stem("manages") == "manag"
     assert keywords("我喜欢猫") == ["喜欢", "猫"]
 
+
+
+def test_a_turn_is_embedded_as_the_mean_of_its_content_sentences():
+    turn = "Hey Mel! I went camping last weekend with my kids. It was great!"
+    assert content_sentences(turn) == ["I went camping last weekend with my kids.", "It was great!"]
+    assert content_sentences("好的！上周末我带孩子们去山里露营了。嗯嗯") == ["上周末我带孩子们去山里露营了。"]
+    assert content_sentences("Thanks!") == ["Thanks!"]  # nothing says more: the text as it is
+    assert content_sentences("first line here\nsecond line here") == ["first line here", "second line here"]
+    embedder = make_embedder("use")
+    v, a, b, greeting = embedder.embed([turn, *content_sentences(turn), "Hey Mel!"])
+    assert np.allclose(v, (a + b) / np.linalg.norm(a + b), atol=1e-5)
+    assert v @ greeting < 0.5 < v @ a  # the greeting no longer pulls the turn's vector
+    one = "I went camping last weekend with my kids."
+    raw = np.asarray(embedder._model.encode([one]), dtype=np.float32)[0]
+    assert np.allclose(embedder.embed([one])[0], raw / np.linalg.norm(raw), atol=1e-5)
 
 def test_normalise_name():
     assert normalise_name("  The   Google's ") == "google"

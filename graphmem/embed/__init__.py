@@ -17,6 +17,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import ConfigurationError, EmbeddingError
+from ..text.tokens import content_sentences
 
 log = logging.getLogger(__name__)
 
@@ -171,13 +172,34 @@ class USEEmbedder:
             shutil.rmtree(tmp, ignore_errors=True)
 
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
+        """A text of several sentences is the mean of its content sentences' vectors
+        (``content_sentences``): USE's one vector of a whole chat turn is mostly its greetings
+        and asides (LoCoMo, dense recall@10 over raw turns: 0.198 whole turns, 0.251 means)."""
+        pieces, owner = [], []
+        for i, text in enumerate(texts):
+            parts = content_sentences(text)
+            pieces += parts
+            owner += [i] * len(parts)
+        out = self._encode(pieces)
+        if len(pieces) > len(texts):
+            out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-12)
+            sums = np.zeros((len(texts), self.dim), dtype=np.float32)
+            np.add.at(sums, np.asarray(owner), out)
+            out = sums
+        return _finish(out, len(texts), self.dim, self.name)
+
+    def embed_whole(self, texts: Sequence[str]) -> np.ndarray:
+        """One vector of each whole text, as the model reads it: what an extraction window's
+        known memories are chosen by (their similarity cut-off was set on such vectors)."""
+        return _finish(self._encode(list(texts)), len(texts), self.dim, self.name)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:  # the numpy forward pass keeps scratch state
             if not self._loaded:
                 self._load()
-            out = self._model.encode(list(texts))
-        return _finish(out, len(texts), self.dim, self.name)
+            return np.asarray(self._model.encode(texts), dtype=np.float32)
 
 
 class E5Embedder:

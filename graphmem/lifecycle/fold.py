@@ -55,7 +55,8 @@ class WindowFolder:
         short changed-value turn is often too far from by meaning alone."""
         store = self.parts.store
         text = " ".join(m.content for m in msgs)
-        vec = self.parts.embedder.embed([text])[0]
+        embedder = self.parts.embedder
+        vec = getattr(embedder, "embed_whole", embedder.embed)([text])[0]
         hits = [i for i, c in store.vector_search(namespace, "memory", vec, KNOWN_IN_PROMPT, [Status.active])
                 if c >= KNOWN_MIN_COS]
         user_text = " ".join(m.content for m in msgs if m.role != "assistant")

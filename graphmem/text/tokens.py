@@ -112,3 +112,22 @@ def keywords(text: str) -> list[str]:
         if tok not in STOPWORDS and (len(tok) > 1 or _CJK_RUN.match(tok) or tok.isdigit()):
             out.add(stem(tok))
     return sorted(out)
+
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？])|\s*\n+\s*")
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+
+
+def content_sentences(text: str, min_words: int = 3) -> list[str]:
+    """The sentences of ``text`` that say something: at least ``min_words`` words, a Chinese or
+    Japanese character counting half a word ("Hey Mel!", "Thanks!", "好的！" are left out).
+    ``[text]`` when none does. What the embedder averages: one vector of a whole multi-sentence
+    turn drowns its point in its greetings and asides."""
+    out = []
+    for part in _SENTENCE_BREAK.split(text):
+        part = part.strip()
+        cjk = len(_CJK_CHAR.findall(part))
+        words = len(_TOKEN.findall(_CJK_CHAR.sub(" ", part)))
+        if part and words + cjk / 2 >= min_words:
+            out.append(part)
+    return out or [text]
