@@ -37,7 +37,7 @@ class RelevanceWeights(BaseModel):
 
     # tuned on LoCoMo conversations 0-4, checked on 5-9 (benchmarks/locomo.py): the small
     # embedder is weaker than BM25 on English chat, so keywords weigh more than meaning
-    semantic: float = Field(0.35, ge=0)
+    semantic: float = Field(0.40, ge=0)
     keyword: float = Field(0.50, ge=0)
     graph: float = Field(0.5, ge=0, description="graph evidence multiplies text relevance by up to 1 + this")
     graph_floor: float = Field(0.3, ge=0, le=1, description="a graph hit the text barely matches is raised as if "
