@@ -174,7 +174,7 @@ class USEEmbedder:
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
         """A text of several sentences is the mean of its content sentences' vectors
         (``content_sentences``): USE's one vector of a whole chat turn is mostly its greetings
-        and asides (LoCoMo, dense recall@10 over raw turns: 0.198 whole turns, 0.251 means)."""
+        and asides (LoCoMo conversations 0-4, dense recall@10 over raw turns: 0.198 whole, 0.251 means)."""
         pieces, owner = [], []
         for i, text in enumerate(texts):
             parts = content_sentences(text)
