@@ -90,8 +90,13 @@ def main() -> None:
         k = 1000 / n
         print(f"| {lang} | {n} | {windows} | {sent} | {calls * k:.0f} | {cpu * k:,.0f} | {wall * k:,.0f} | "
               f"{pt * k:,.0f} | {ot * k:,.0f} | {memories * k:.0f} |")
-    print(f"\n{extractor.name}, {settings.llm_threads or 'llama.cpp default'} generation threads, "
-          f"{getattr(settings, 'llm_draft_tokens', 0)} draft tokens; one run")
+    llm = extractor._llm() if isinstance(extractor, LlamaExtractor) else None
+    drafts = getattr(settings, "llm_draft_tokens", 0)
+    if drafts is None:  # chosen by a timed pass at the first call
+        drafts = f"drafts {'on' if getattr(llm, 'drafts_pay', False) else 'off'} as timed here"
+    else:
+        drafts = f"{drafts} draft tokens"
+    print(f"\n{extractor.name}, {settings.llm_threads or 'llama.cpp default'} generation threads, {drafts}; one run")
 
 
 if __name__ == "__main__":

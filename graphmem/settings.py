@@ -213,8 +213,10 @@ class Settings(BaseSettings):
     llm_context: int = Field(4096, ge=512)
     llm_gpu_layers: int = Field(0, ge=-1, description="layers offloaded to a GPU (-1: all)")
     llm_max_tokens: int = Field(700, ge=64)
-    llm_draft_tokens: int = Field(12, ge=0, le=64, description="local model: tokens guessed from the prompt and the reply "
-                                  "so far and checked in one pass (each token is still the greedy choice; 0: one token a pass)")
+    llm_draft_tokens: int | None = Field(None, ge=0, le=64, description="local model: tokens guessed from the prompt "
+                                         "and the reply so far and checked in one pass (each token is still the greedy "
+                                         "choice; 0: one token a pass; unset: up to 12 where a timed pass of four tokens "
+                                         "shows that drafts save CPU on this machine, else one token a pass)")
     llm_base_url: str | None = Field(None, description="an OpenAI-compatible server (llama-server, vLLM, Ollama)")
     llm_model: str = Field("default", description="model name sent to llm_base_url")
     llm_api_key: SecretStr | None = None

@@ -1,0 +1,115 @@
+"""A cost trial, not shipped (stop 38): how much more the reply's decoding could save by drafting
+differently. The real model's recorded replies to the labelled windows are replayed through
+drafters (greedy decoding takes a drafted token exactly when it is the reply's next token), and
+each pass is charged what a batch of its size costs the model on one thread, measured here.
+
+    python benchmarks/trials/draft_lookup.py            # about a minute on 2 cores
+
+Prints the measured cost of a pass by batch size, then passes and cost per reply token for:
+no drafts, the shipped ``LookupDrafter`` at several draft lengths, and other n-gram ranges.
+"""
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+import json  # noqa: E402
+
+from llama_cpp.llama_chat_format import Jinja2ChatFormatter  # noqa: E402
+
+from graphmem.engine.extraction import make_extractor  # noqa: E402
+from graphmem.extract.extractors import SYSTEM_PROMPT  # noqa: E402
+from graphmem.extract.sampling import LookupDrafter  # noqa: E402
+from graphmem.settings import Settings  # noqa: E402
+
+SIZES = (1, 2, 3, 4, 6, 8, 12, 13)
+
+
+def pass_costs(llm, prompt: list[int]) -> dict[int, float]:
+    """CPU ms of decoding a batch of n tokens after ``prompt`` on the generation threads (the
+    median of five), as a drafted pass does."""
+    llm.reset()
+    llm.eval(prompt)
+    llm._batch_threads(llm.n_threads)
+    base, out = llm.n_tokens, {}
+    for n in SIZES:
+        runs = []
+        for _ in range(5):
+            c = time.process_time()
+            llm._decode_all(prompt[-n:])
+            runs.append((time.process_time() - c) * 1000)
+            llm.n_tokens = base
+            llm._ctx.kv_cache_seq_rm(-1, base, -1)
+        out[n] = statistics.median(runs)
+    llm._batch_threads(llm.n_threads_batch)
+    return out
+
+
+def cost_of(costs: dict[int, float], n: int) -> float:
+    lo = max(s for s in costs if s <= n)
+    hi = min((s for s in costs if s >= n), default=lo)
+    return costs[lo] if hi == lo else costs[lo] + (costs[hi] - costs[lo]) * (n - lo) / (hi - lo)
+
+
+def replay(cases, make, costs) -> tuple[int, int, int, float]:
+    """Reply tokens, passes, tokens decoded and CPU ms when every reply is decoded with
+    ``make(prompt)``'s drafts."""
+    tokens = passes = decoded = 0
+    ms = 0.0
+    for prompt, reply in cases:
+        drafter, i = make(prompt), 0  # the first token comes with the prompt's evaluation
+        while i < len(reply):
+            drafter.extend([reply[i]])
+            draft = drafter.draft()
+            taken = 0
+            while taken < len(draft) and i + 1 + taken < len(reply) and reply[i + 1 + taken] == draft[taken]:
+                taken += 1
+            drafter.extend(reply[i + 1:i + 1 + taken])
+            drafter.taken(len(draft), taken)
+            passes += 1
+            decoded += len(draft) + 1
+            ms += cost_of(costs, len(draft) + 1)
+            i += 1 + taken
+        tokens += len(reply)
+    return tokens, passes, decoded, ms
+
+
+class NoDrafts(LookupDrafter):
+    def draft(self) -> list[int]:
+        return []
+
+
+def main() -> None:
+    llm = make_extractor(Settings(extraction="manual"))._llm()
+    fmt = Jinja2ChatFormatter(template=llm.metadata["tokenizer.chat_template"], eos_token="", bos_token="")
+    recorded = json.loads((ROOT / "tests/data/extraction_eval/recorded.json").read_text(encoding="utf-8"))
+    cases = []
+    for rec in recorded.values():
+        prompt = fmt(messages=[{"role": "system", "content": SYSTEM_PROMPT},
+                               {"role": "user", "content": rec["user"]}]).prompt
+        cases.append((llm.tokenize(prompt.encode(), add_bos=False, special=True),
+                      llm.tokenize(rec["reply"].encode(), add_bos=False)))
+    costs = pass_costs(llm, cases[0][0])
+    print("| tokens in a pass | " + " | ".join(map(str, costs)) + " |")
+    print("|---" * (len(costs) + 1) + "|")
+    print("| CPU ms, one thread | " + " | ".join(f"{v:.0f}" for v in costs.values()) + " |\n")
+    variants = {"no drafts": NoDrafts}
+    variants |= {f"lookup 4-2 grams, up to {m} (shipped: 12)": (lambda p, m=m: LookupDrafter(p, most=m))
+                 for m in (4, 8, 12, 16)}
+    variants |= {f"lookup {hi}-{lo} grams, up to 12": (lambda p, hi=hi, lo=lo: LookupDrafter(p, longest=hi, shortest=lo))
+                 for hi, lo in ((4, 1), (3, 1), (6, 2), (8, 3))}
+    print(f"{len(cases)} recorded replies\n")
+    print("| drafter | reply tokens | passes per token | tokens decoded per token | CPU ms per reply token | vs no drafts |")
+    print("|---|---|---|---|---|---|")
+    plain = None
+    for name, make in variants.items():
+        tokens, passes, decoded, ms = replay(cases, make, costs)
+        plain = plain or ms / tokens
+        print(f"| {name} | {tokens} | {passes / tokens:.3f} | {decoded / tokens:.2f} | {ms / tokens:.1f} | "
+              f"{ms / tokens / plain:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
