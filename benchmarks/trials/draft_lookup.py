@@ -8,14 +8,12 @@ each pass is charged what a batch of its size costs the model on one thread, mea
 Prints the measured cost of a pass by batch size, then passes and cost per reply token for:
 no drafts, the shipped ``LookupDrafter`` at several draft lengths, and other n-gram ranges.
 """
-import statistics
+import json
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-import json  # noqa: E402
 
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter  # noqa: E402
 
@@ -28,23 +26,11 @@ SIZES = (1, 2, 3, 4, 6, 8, 12, 13)
 
 
 def pass_costs(llm, prompt: list[int]) -> dict[int, float]:
-    """CPU ms of decoding a batch of n tokens after ``prompt`` on the generation threads (the
-    median of five), as a drafted pass does."""
+    """CPU ms of one pass of n tokens after ``prompt`` on the generation threads, as a drafted
+    pass runs (``_pass_ms``: the median of three)."""
     llm.reset()
     llm.eval(prompt)
-    llm._batch_threads(llm.n_threads)
-    base, out = llm.n_tokens, {}
-    for n in SIZES:
-        runs = []
-        for _ in range(5):
-            c = time.process_time()
-            llm._decode_all(prompt[-n:])
-            runs.append((time.process_time() - c) * 1000)
-            llm.n_tokens = base
-            llm._ctx.kv_cache_seq_rm(-1, base, -1)
-        out[n] = statistics.median(runs)
-    llm._batch_threads(llm.n_threads_batch)
-    return out
+    return {n: llm._pass_ms(prompt[-n:]) for n in SIZES}
 
 
 def cost_of(costs: dict[int, float], n: int) -> float:

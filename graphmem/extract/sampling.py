@@ -285,9 +285,10 @@ def grammar_first_llama_class() -> type:
 
         def generate(self, tokens, **kw: Any):
             self._batch_threads(self.n_threads_batch)  # as configured, whatever a call before left
-            if not plain(kw) or self.draft_model is not None or self._most_drafted(tokens) <= 0:
+            most = self._most_drafted(tokens) if plain(kw) and self.draft_model is None else 0
+            if most <= 0:
                 return super().generate(tokens, **kw)
-            return self._drafted(list(tokens), self._init_sampler(**kw), kw.get("stopping_criteria"))
+            return self._drafted(list(tokens), self._init_sampler(**kw), kw.get("stopping_criteria"), most)
 
         def _most_drafted(self, tokens) -> int:
             if self.draft_tokens is not None:
@@ -325,9 +326,9 @@ def grammar_first_llama_class() -> type:
             self.input_ids[self.n_tokens:self.n_tokens + len(batch)] = batch
             self.n_tokens += len(batch)
 
-        def _drafted(self, prompt: list[int], sampler: GrammarFirstGreedy, stop: Any):
-            """``generate`` for a plain greedy grammar call, with drafts. ``stop`` sees the tokens
-            before each new one, as in ``Llama.generate``."""
+        def _drafted(self, prompt: list[int], sampler: GrammarFirstGreedy, stop: Any, most: int):
+            """``generate`` for a plain greedy grammar call, with drafts of up to ``most`` tokens.
+            ``stop`` sees the tokens before each new one, as in ``Llama.generate``."""
             same = 0
             for a, b in zip(self.input_ids[:self.n_tokens], prompt):
                 if a != b:
@@ -341,12 +342,12 @@ def grammar_first_llama_class() -> type:
             # took 67 s (71 CPU s) that way against 18 s here, and 22 s with one token a pass.
             self._batch_threads(self.n_threads)
             try:
-                yield from self._drafts(prompt, sampler, stop)
+                yield from self._drafts(prompt, sampler, stop, most)
             finally:
                 self._batch_threads(self.n_threads_batch)
 
-        def _drafts(self, prompt: list[int], sampler: GrammarFirstGreedy, stop: Any):
-            drafter = self.last_drafter = LookupDrafter(prompt, most=self._most_drafted(prompt))
+        def _drafts(self, prompt: list[int], sampler: GrammarFirstGreedy, stop: Any, most: int):
+            drafter = self.last_drafter = LookupDrafter(prompt, most=most)
             token = sampler.sample(self._ctx, -1)
             while True:
                 if stop is not None and stop(np.asarray(drafter.tokens), None):
