@@ -162,9 +162,11 @@ def test_drafted_decoding_writes_what_one_token_a_pass_writes_and_keeps_the_cach
     grammar = LlamaGrammar.from_json_schema(json.dumps(wire_schema(procedures=True)), verbose=False)
     prompt = llm.tokenize(f"Copy this JSON exactly, then stop.\n{COPY}\nJSON:".encode())
     texts, drafters = {}, {}
+    decode, sizes = llm._decode_all, []
+    llm._decode_all = lambda batch: (sizes.append(len(batch)), decode(batch))[1]
     for most in (0, 12, None):  # None: drafts if a timed pass shows they pay here; the timing leaves the cache true
         llm.draft_tokens, llm.last_drafter = most, None
-        out, threads = [], set()
+        out, threads, sizes[:] = [], set(), []
         for token in llm.generate(prompt, temp=0.0, grammar=grammar):
             threads.add(llama_cpp.llama_n_threads_batch(llm._ctx.ctx))
             if llama_cpp.llama_vocab_is_eog(llm._model.vocab, token) or len(out) == 400:
@@ -179,6 +181,7 @@ def test_drafted_decoding_writes_what_one_token_a_pass_writes_and_keeps_the_cach
         assert cached == (prompt + out)[: len(cached)] and len(cached) >= len(prompt) + len(out) - 1
     assert json.loads(texts[12]) == json.loads(COPY) and texts[12] == texts[0] == texts[None]
     assert isinstance(llm.drafts_pay, bool) and (drafters[None] is not None) == llm.drafts_pay
+    assert sizes[:6] == [1, 4] * 3  # timed in turn: a burst of load weighs on both sizes alike
     d = drafters[12]
     assert d.passes < len(out) / 2 and 0 < d.taken_in_all < d.drafted  # fewer passes; drafts taken and refused
 

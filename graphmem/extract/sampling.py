@@ -294,27 +294,31 @@ def grammar_first_llama_class() -> type:
             if self.draft_tokens is not None:
                 return self.draft_tokens
             if self.drafts_pay is None and len(tokens) >= 4 and self.n_tokens + 4 < self._n_ctx:
-                one, four = self._pass_ms(list(tokens[:1])), self._pass_ms(list(tokens[:4]))
+                one, four = self._pass_ms(list(tokens[:1]), list(tokens[:4]))
                 self.drafts_pay = drafts_pay(one, four)
                 log.info("llama.cpp: a pass of one token %.0f CPU ms, of four %.0f: drafts %s", one, four,
                          "on" if self.drafts_pay else "off")
             return DRAFT_MOST if self.drafts_pay else 0
 
-        def _pass_ms(self, batch: list[int]) -> float:
-            """CPU ms of one pass of ``batch`` after the cached tokens on the generation threads, as
-            a drafted pass runs (the median of three); the cache is left as it was."""
-            base, runs = self.n_tokens, []
+        def _pass_ms(self, *batches: list[int]) -> list[float]:
+            """CPU ms of one pass of each batch after the cached tokens on the generation threads, as
+            a drafted pass runs: the median of three rounds, the batches in turn within each round,
+            so that a burst of load from another process weighs on every size alike (timed one size
+            after the other, a burst during the one-token passes once read 99 ms against 48 and
+            turned drafts on); the cache is left as it was."""
+            base, runs = self.n_tokens, [[] for _ in batches]
             self._batch_threads(self.n_threads)
             try:
                 for _ in range(3):
-                    c = time.process_time()
-                    self._decode_all(batch)
-                    runs.append((time.process_time() - c) * 1000)
-                    self.n_tokens = base
-                    self._ctx.kv_cache_seq_rm(-1, base, -1)
+                    for batch, times in zip(batches, runs):
+                        c = time.process_time()
+                        self._decode_all(batch)
+                        times.append((time.process_time() - c) * 1000)
+                        self.n_tokens = base
+                        self._ctx.kv_cache_seq_rm(-1, base, -1)
             finally:
                 self._batch_threads(self.n_threads_batch)
-            return statistics.median(runs)
+            return [statistics.median(times) for times in runs]
 
         def _batch_threads(self, n: int) -> None:
             llama_cpp.llama_set_n_threads(self._ctx.ctx, self.n_threads, n)
