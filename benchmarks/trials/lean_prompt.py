@@ -1,17 +1,19 @@
 """A cost trial, not shipped: the extraction prompt and reply schema without one of the reply's
 fields, asked live on the labelled windows and conflict cases. Compare its tables with
 `python benchmarks/extraction_quality.py` (the recorded replies of the shipped prompt). Replies go
-to a temporary file, never to the recordings CI replays.
+to a temporary file, never to the recordings CI replays. To compare with a live run of the
+shipped prompt, pin the decoding in both (``GRAPHMEM_LLM_DRAFT_TOKENS=0``: one token a pass).
 
     python benchmarks/trials/lean_prompt.py no-reasoning      # about 30 minutes on 2 cores
     python benchmarks/trials/lean_prompt.py no-entities 20    # 20 windows and 20 cases
 
 - no-entities (stop 27): no entity list `e`. Output tokens -28 % (en) / -14 % (zh); English
   precision 0.98 -> 0.91, Chinese recall 0.91 -> 0.85. Not kept.
-- no-reasoning (stop 39): no reasoning line `r` (the pipeline never stored it). Output tokens
-  -26 % (en) / -13 % (zh) a window, window recall up (en 0.85 -> 0.87, zh 0.91 -> 0.96), precision
-  down (0.98 -> 0.93, 0.90 -> 0.88), but supersession recall over the 64 cases 0.88 -> 0.71: the
-  line that says what changed is what makes the model write the new value as a change. Not kept.
+- no-reasoning (stop 39): no reasoning line `r` (the pipeline never stored it). Against the
+  shipped prompt asked live: output tokens -17 % (en) / -8 % (zh) a window, window recall up (en
+  0.85 -> 0.87, zh 0.91 -> 0.96), precision down (0.98 -> 0.93, 0.90 -> 0.88), but changes made
+  in 22 of 31 conflict cases against 28 of 32: the line that says what changed is what makes the
+  model write the new value as a change. Not kept (README, *Tried and not kept*).
 """
 import copy
 import json
