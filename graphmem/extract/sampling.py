@@ -33,6 +33,7 @@ import ctypes
 import logging
 import statistics
 import time
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -307,21 +308,32 @@ def grammar_first_llama_class() -> type:
             after the other, a burst during the one-token passes once read 99 ms against 48 and
             turned drafts on); the cache is left as it was."""
             base, runs = self.n_tokens, [[] for _ in batches]
-            self._batch_threads(self.n_threads)
-            try:
+            with self._generation_threads():
                 for _ in range(3):
                     for batch, times in zip(batches, runs):
                         c = time.process_time()
                         self._decode_all(batch)
                         times.append((time.process_time() - c) * 1000)
-                        self.n_tokens = base
-                        self._ctx.kv_cache_seq_rm(-1, base, -1)
-            finally:
-                self._batch_threads(self.n_threads_batch)
+                        self._keep(base)
             return [statistics.median(times) for times in runs]
 
         def _batch_threads(self, n: int) -> None:
             llama_cpp.llama_set_n_threads(self._ctx.ctx, self.n_threads, n)
+
+        @contextmanager
+        def _generation_threads(self):
+            """Batches run on the generation threads while open, on the configured batch
+            threads after."""
+            self._batch_threads(self.n_threads)
+            try:
+                yield
+            finally:
+                self._batch_threads(self.n_threads_batch)
+
+        def _keep(self, n: int) -> None:
+            """Only the first ``n`` cached tokens stay, in ``n_tokens`` and in the KV cache."""
+            self.n_tokens = n
+            self._ctx.kv_cache_seq_rm(-1, n, -1)
 
         def _decode_all(self, batch: list[int]) -> None:
             """Decode ``batch`` after the cached tokens with logits at every position."""
@@ -344,11 +356,8 @@ def grammar_first_llama_class() -> type:
             # would. On the batch threads (all cores) every pass waits for a core another process
             # holds, and ggml's threads spin while they wait: a 121-token reply beside one busy process
             # took 67 s (71 CPU s) that way against 18 s here, and 22 s with one token a pass.
-            self._batch_threads(self.n_threads)
-            try:
+            with self._generation_threads():
                 yield from self._drafts(prompt, sampler, stop, most)
-            finally:
-                self._batch_threads(self.n_threads_batch)
 
         def _drafts(self, prompt: list[int], sampler: GrammarFirstGreedy, stop: Any, most: int):
             drafter = self.last_drafter = LookupDrafter(prompt, most=most)
@@ -373,7 +382,6 @@ def grammar_first_llama_class() -> type:
                     drafter.extend([token])
                 drafter.taken(len(draft), taken)
                 if past + taken + 1 < self.n_tokens:  # the refused draft leaves the cache
-                    self.n_tokens = past + taken + 1
-                    self._ctx.kv_cache_seq_rm(-1, self.n_tokens, -1)
+                    self._keep(past + taken + 1)
 
     return GrammarFirstLlama
