@@ -65,6 +65,10 @@ def test_invalid_output_is_retried_once_then_rejected():
     ex = ReplayExtractor(overrides={"love jazz": ["[]", "not json"]})
     with pytest.raises(InvalidOutput):
         extract_window(ex, msgs)
+    # a raw newline in a string (a server whose grammar allows one) is text, not a reason to ask again
+    raw = reply(m("Ann loves jazz", "Ann", "likes", "jazz"), ep="Ann talks\nmusic").replace("\\n", "\n")
+    out, stats = extract_window(ReplayExtractor(overrides={"love jazz": [raw]}), msgs)
+    assert stats.calls == 1 and not stats.errors and "\n" in raw and out.episode.split() == ["Ann", "talks", "music"]
 
 
 def test_a_reply_cut_short_after_its_memories_keeps_them_without_asking_again():

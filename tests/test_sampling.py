@@ -85,6 +85,26 @@ def test_only_plain_greedy_grammar_calls_take_the_grammar_first_path(vocab_model
         assert not isinstance(vocab_model._init_sampler(**other), GrammarFirstGreedy)
 
 
+def test_a_string_of_the_reply_never_holds_a_raw_control_character(vocab_model):
+    """JSON forbids raw control characters in strings and ``json.loads`` refuses them; the
+    grammar llama-cpp-python builds from a schema allows them (a reasoning line went on into a
+    newline and a code fence, and its window failed twice). The grammar the extraction calls use
+    refuses them, and still takes an escaped newline and any other character."""
+    from llama_cpp import LlamaGrammar
+
+    grammar = LlamaGrammar.from_json_schema(json.dumps(wire_schema(procedures=False)), verbose=False)
+    tokens = vocab_model.tokenize('{"r":"张曼婷分享了她的感受。'.encode(), add_bos=False, special=False)
+    newline, tab, escaped = (vocab_model.tokenize(t.encode(), add_bos=False, special=False)[0] for t in ("\n", "\t", "\\n"))
+    loose = GrammarFirstGreedy(vocab_model._model.vocab, grammar._grammar, grammar._root, vocab_model.n_vocab())
+    used = vocab_model._init_sampler(temp=0.0, grammar=grammar)  # what an extraction call samples with
+    for sampler, json_only in ((loose, False), (used, True)):
+        for token in tokens:
+            assert sampler.allowed(token)
+            sampler._lib.llama_sampler_accept(sampler._grammar, token)
+        assert sampler.allowed(newline) is sampler.allowed(tab) is (not json_only)
+        assert sampler.allowed(escaped) and sampler.allowed(tokens[-1])
+
+
 def test_the_repeat_guard_refuses_only_to_continue_a_list_after_a_repeated_item():
     memories = RepeatGuard()
     assert memories.feed(b'{"r":"a, b","m":[{"t":"A","k":"fact","n":[1]},{"t":"B","n":[1,1]},{"t":"A","n":[3')

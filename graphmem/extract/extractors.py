@@ -140,7 +140,9 @@ def extract_window(
         stats.output_tokens += out.output_tokens
         stats.calls += 1
         try:
-            return parse_wire(json.loads(out.text)), stats
+            # strict=False: a raw control character in a string (a server whose grammar allows
+            # one) is text, not a reason to ask again
+            return parse_wire(json.loads(out.text, strict=False)), stats
         except (ValueError, TypeError) as exc:  # json.JSONDecodeError is a ValueError
             stats.errors.append(f"attempt {attempt + 1}: {exc}")
             fields = complete_fields(out.text)

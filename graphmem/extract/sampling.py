@@ -132,6 +132,19 @@ def _runs(text: bytes, shortest: int = 6, longest: int = 90) -> bool:
     return False
 
 
+_LOOSE_CHAR = r'char ::= [^"\\] |'
+_JSON_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] |'  # as llama.cpp's own converter has it
+
+
+def json_strings(grammar: str) -> str:
+    """``grammar`` with its JSON strings as JSON has them: llama-cpp-python's JSON-schema grammar
+    lets a string hold raw control characters, which JSON forbids and ``json.loads`` refuses. A
+    Chinese MemoryBank window went on from its reasoning line into a newline and a Markdown
+    code fence, to the token limit, and failed twice (two 700-token replies, nothing stored).
+    Greedy decoding writes every reply without one token for token as before."""
+    return grammar.replace(_LOOSE_CHAR, _JSON_CHAR)
+
+
 class GrammarFirstGreedy:
     """A sampler for ``Llama`` (it answers ``sample(ctx, idx)`` like llama-cpp-python's own):
     temperature 0, no penalties, one grammar; with ``guard``, a list is not continued after a
@@ -281,7 +294,7 @@ def grammar_first_llama_class() -> type:
             if not plain(kw):
                 return super()._init_sampler(**kw)
             grammar = kw["grammar"]
-            return GrammarFirstGreedy(self._model.vocab, grammar._grammar, grammar._root, self._n_vocab,
+            return GrammarFirstGreedy(self._model.vocab, json_strings(grammar._grammar), grammar._root, self._n_vocab,
                                       guard=self.repeat_guard)
 
         def generate(self, tokens, **kw: Any):

@@ -159,7 +159,7 @@ def complete_fields(text: str) -> dict[str, Any]:
     """The top-level fields a reply completed before it was cut short (the token limit, most
     often a workflow or an episode that loops), in order: ``{"r": ..., "m": [...]}`` of
     ``{"r":"..","m":[..],"e":[{"n":"Ann","y``."""
-    decoder, out = json.JSONDecoder(), {}
+    decoder, out = json.JSONDecoder(strict=False), {}
     at = text.find("{") + 1
     while at and (key := _KEY.match(text, at)):
         try:
