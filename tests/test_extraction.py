@@ -126,6 +126,13 @@ def test_the_model_reads_of_an_assistant_turn_what_the_user_answers():
     assert shown[3] == chatty and len(chatty) <= ASSISTANT_CHARS
     # a one-sentence turn and the user's turns are read whole, a turn nobody answers by its end
     assert shown[5] == "Enjoy your meal!" and shown[0] == "I cooked fish today" and shown[2] == long_answer
+    # a long answer that opens by agreeing or choosing takes the turn up: read from its start
+    offer = "assistant: I found two trains. The 7:40 gets you to Leeds by 10:15, the 9:05 by 11:30. Shall I book one?"
+    for answer in ("Book the earlier one please, I have to be at the client's office before eleven for the workshop.",
+                   "Yes, the 7:40 please, I have to be at the client's office before eleven for the workshop."):
+        assert shown_turns(turns(offer, answer))[0] == offer.removeprefix("assistant: ")
+    assert shown_turns(turns(offer, "I have to be at the client's office before eleven for the workshop, so let me think."))[0] \
+        == "... Shall I book one?"
     rambling = "assistant: " + "Brittany is lovely in July and the beaches are wide, " * 4 + "so bring a kite."
     assert shown_turns(turns(rambling, "Sure!"))[0] == rambling[11:11 + ASSISTANT_CHARS].rsplit(" ", 1)[0] + " ..."
     zh = shown_turns(turns("我今天学了一道新菜，叫清蒸鲈鱼，非常好吃！",
@@ -134,6 +141,8 @@ def test_the_model_reads_of_an_assistant_turn_what_the_user_answers():
                            "assistant: 那我推荐《小王子》和《傲慢与偏见》。这两本书都非常有趣并且充满了情感。", "好的，我会去看一看。"))
     assert zh[1] == "... 你是怎么做的呢？能不能把做法和我分享一下？"
     assert zh[3] == "那我推荐《小王子》和《傲慢与偏见》。这两本书都非常有趣并且充满了情感。"
+    assert shown_turns(turns(zh_offer := "assistant: 我查到两班车。早上七点四十的十点一刻到，九点零五的十一点半到。要我订哪一班？",
+                             "好的，订早的那班吧，我十一点前要到客户那里参加研讨会，不能迟到。"))[0] == zh_offer.removeprefix("assistant: ")
     window = format_window(turns("I cooked fish today", f"assistant: {chatty}", long_answer))
     assert window.splitlines()[1:] == ["1 [Ann] I cooked fish today", f"2 [assistant] {shown[1]}", f"3 [Ann] {long_answer}"]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -114,18 +115,25 @@ def format_window(messages: Sequence[Message], known: Sequence[MemoryRecord] = (
 
 
 ASSISTANT_CHARS = 160  # the most of an assistant's turn the model reads
-ASSISTANT_TOKENS = 16  # about how much of one the user's next turn does not lean on: its last sentences
-SHORT_REPLY_TOKENS = 12  # a user's turn shorter than this leans on the assistant's ("Yes, book it", "好的，我会去试试")
+ASSISTANT_TOKENS = 16  # about how much of one the user's next turn does not take up: its last sentences
+SHORT_REPLY_TOKENS = 12  # a user's turn shorter than this leans on the assistant's ("Cool, the earlier one")
+# a user's turn that opens by agreeing or choosing takes up what the assistant's proposed
+_TAKES_UP = re.compile(
+    r"^\W*(yes|yeah|yep|sure|ok|okay|perfect|exactly|agreed|sounds good|let's|book|i'll take|i'll go with|go with|"
+    r"the (first|second|third|last|earlier|later|other) one)\b|"
+    r"^\W*(好的|好[，,！!。]|是的|行[，,！!。]|就这个|就它|可以[，,！!。]|没错|对[，,！!。]|第[一二三]个|前者|后者)",
+    re.IGNORECASE,
+)
 _TOKENS = ApproxTokenCounter()
 
 
 def shown_turns(messages: Sequence[Message]) -> list[str]:
     """Each turn's text as the model reads it. The assistant's turns are context, never facts
-    about the user: one the user answers in a short turn ("That's a great idea!", "好的，我会去
-    试试") is shown from its start, up to 160 characters, since the answer takes up what it
-    proposed; any other is shown by its last sentences, about 16 tokens ("... Which park did
-    you go to?"), the question or proposal a long answer replies to. The user's turns are
-    shown whole."""
+    about the user: one the user takes up (a short answer, or one that opens by agreeing or
+    choosing: "Book the earlier one", "好的，就这个") is shown from its start, up to 160
+    characters, since the answer may make what it proposed the user's; any other is shown by
+    its last sentences, about 16 tokens ("... Which park did you go to?"), the question or
+    proposal a longer answer replies to. The user's turns are shown whole."""
     out = []
     for i, m in enumerate(messages):
         if m.role != "assistant":
@@ -133,7 +141,8 @@ def shown_turns(messages: Sequence[Message]) -> list[str]:
             continue
         reply = messages[i + 1] if i + 1 < len(messages) and messages[i + 1].role != "assistant" else None
         text = " ".join(m.content.split())
-        start = 0 if reply is not None and _TOKENS.count(reply.content) < SHORT_REPLY_TOKENS else _last_sentences(text)
+        taken = reply is not None and (_TOKENS.count(reply.content) < SHORT_REPLY_TOKENS or _TAKES_UP.search(reply.content))
+        start = 0 if taken else _last_sentences(text)
         shown = text[start:]
         if len(shown) > ASSISTANT_CHARS:
             shown = shown[:ASSISTANT_CHARS].rsplit(" ", 1)[0] + " ..."
