@@ -122,6 +122,14 @@ def test_the_repeat_guard_refuses_only_to_continue_a_list_after_a_repeated_item(
     assert not running.fits('不再骑车了，'.encode()) and running.fits('不再'.encode())
     assert running.fits(b'"') and running.fits('。","'.encode())
     assert RepeatGuard().feed('{"r":"哈哈哈哈哈, very very very well"}'.encode())  # short runs are text
+    # a loop that swaps one character now and then breaks every run, but not the loop: once its
+    # last 24 bytes were written three times, the string must end
+    varied = RepeatGuard()
+    assert varied.feed('{"r":"王锋分享职业方向，王锋表达孤独感和寻求支持，王锋分享职业方向，王峰表达孤独感和寻求支持，'.encode())
+    assert varied.fits('王锋分享职业方向，王锋表达孤独感和寻求'.encode())  # the third time, not yet written
+    varied.feed('王锋分享职业方向，王锋表达孤独感和寻求支持，'.encode())
+    assert not varied.fits('王'.encode()) and not varied.fits(b"\\n") and varied.fits(b'"') and varied.fits(b'","')
+    assert RepeatGuard().feed('{"ep":"Ann met Bo at the station, then Bo met Cy at the station, and Cy met Di there"}'.encode())
 
 
 def test_a_looping_model_ends_its_list_after_the_first_repeat(vocab_model):
