@@ -12,7 +12,7 @@ from graphmem import Memory
 from graphmem.engine.extraction import is_trivial
 from graphmem.extract import default_model_path
 from graphmem.lifecycle.rules import Fact, decide
-from graphmem.extract.extractors import ASSISTANT_CHARS, InvalidOutput, extract_window, format_window, shown_turns
+from graphmem.extract.extractors import InvalidOutput, extract_window
 from graphmem.extract.schema import parse_wire
 from graphmem.models import EdgeType, MemoryRecord, Message, Status
 from graphmem.settings import Settings
@@ -105,58 +105,6 @@ def test_only_a_window_that_reads_like_a_workflow_is_asked_for_one():
                         role="assistant" if t.startswith("assistant: ") else "user") for t in texts]
         extract_window(Schemas(overrides={"jazz": [good], "爵士": [good]}), msgs)
     assert seen == [0, 3, 3, 0, 0]  # the assistant's cues are not the user's teaching
-
-
-def turns(*texts):
-    """Messages of one session; a text starting "assistant: " is the assistant's."""
-    return [Message(session_id="s", content=t.removeprefix("assistant: "), speaker="" if t.startswith("assistant: ") else "Ann",
-                    role="assistant" if t.startswith("assistant: ") else "user") for t in texts]
-
-
-def test_the_model_reads_of_an_assistant_turn_what_the_user_answers():
-    long_answer = "I steamed the sea bass with ginger and scallions for ten minutes, then I served it with rice."
-    chatty = ("Sounds great, steamed sea bass is a very healthy and tasty dish. It is one of my favourites too. "
-              "How did you make it?")
-    shown = shown_turns(turns("I cooked fish today", f"assistant: {chatty}", long_answer,
-                              f"assistant: {chatty}", "Yes, exactly that.",
-                              "assistant: Enjoy your meal!"))
-    # answered at length: its last sentences, the question the answer replies to
-    assert shown[1] == "... It is one of my favourites too. How did you make it?"
-    # answered in a few words ("yes, exactly that"): the answer leans on it, so it is read from its start
-    assert shown[3] == chatty and len(chatty) <= ASSISTANT_CHARS
-    # a one-sentence turn and the user's turns are read whole, a turn nobody answers by its end
-    assert shown[5] == "Enjoy your meal!" and shown[0] == "I cooked fish today" and shown[2] == long_answer
-    # a long answer that opens by agreeing or choosing takes the turn up: read from its start
-    offer = "assistant: I found two trains. The 7:40 gets you to Leeds by 10:15, the 9:05 by 11:30. Shall I book one?"
-    for answer in ("Book the earlier one please, I have to be at the client's office before eleven for the workshop.",
-                   "Yes, the 7:40 please, I have to be at the client's office before eleven for the workshop."):
-        assert shown_turns(turns(offer, answer))[0] == offer.removeprefix("assistant: ")
-    assert shown_turns(turns(offer, "I have to be at the client's office before eleven for the workshop, so let me think."))[0] \
-        == "... Shall I book one?"
-    rambling = "assistant: " + "Brittany is lovely in July and the beaches are wide, " * 4 + "so bring a kite."
-    assert shown_turns(turns(rambling, "Sure!"))[0] == rambling[11:11 + ASSISTANT_CHARS].rsplit(" ", 1)[0] + " ..."
-    zh = shown_turns(turns("我今天学了一道新菜，叫清蒸鲈鱼，非常好吃！",
-                           "assistant: 听起来不错啊，清蒸鲈鱼是一道非常健康美味的菜肴。你是怎么做的呢？能不能把做法和我分享一下？",
-                           "当然可以，我先将鲈鱼洗净，葱姜蒜切成细丝然后放在鱼肚里，再用盐和料酒腌制一会儿，最后蒸十分钟。",
-                           "assistant: 那我推荐《小王子》和《傲慢与偏见》。这两本书都非常有趣并且充满了情感。", "好的，我会去看一看。"))
-    assert zh[1] == "... 你是怎么做的呢？能不能把做法和我分享一下？"
-    assert zh[3] == "那我推荐《小王子》和《傲慢与偏见》。这两本书都非常有趣并且充满了情感。"
-    assert shown_turns(turns(zh_offer := "assistant: 我查到两班车。早上七点四十的十点一刻到，九点零五的十一点半到。要我订哪一班？",
-                             "好的，订早的那班吧，我十一点前要到客户那里参加研讨会，不能迟到。"))[0] == zh_offer.removeprefix("assistant: ")
-    window = format_window(turns("I cooked fish today", f"assistant: {chatty}", long_answer))
-    assert window.splitlines()[1:] == ["1 [Ann] I cooked fish today", f"2 [assistant] {shown[1]}", f"3 [Ann] {long_answer}"]
-
-
-def test_queued_windows_merge_by_the_text_the_model_reads(tmp_path):
-    chatty = " ".join(["That is a lovely plan and I am sure the whole family will enjoy every minute of it."] * 3
-                      + ["Where will you go next?"])
-    answer = "We will drive to the coast of Brittany in July and rent a small house near the beach."
-    mem = manual(tmp_path, extract_every=2, extract_budget_tokens=100)
-    mem.add_messages("trip", [{"role": r, "content": c} for r, c in [("user", answer), ("assistant", chatty)] * 2])
-    worker = mem._extraction
-    ns, session, start, end = worker.next_job(final=True)
-    assert (start, end) == (0, 4)  # two windows of ~28 tokens as read (~56 each counting the first 160 characters)
-    mem.close()
 
 
 def test_trivial_windows_are_recognised():

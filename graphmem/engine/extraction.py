@@ -18,7 +18,7 @@ from typing import Any
 
 from ..extract import default_model_path
 from ..errors import ExtractionError
-from ..extract.extractors import Extractor, LlamaExtractor, OpenAICompatibleExtractor, extract_window, shown_turns
+from ..extract.extractors import ASSISTANT_CHARS, Extractor, LlamaExtractor, OpenAICompatibleExtractor, extract_window
 from ..extract.schema import Extraction
 from ..lifecycle import GraphBuilder, Parts, WindowFolder
 from ..lifecycle.chains import Change
@@ -81,6 +81,11 @@ def is_uninformative(messages: list[Message]) -> bool:
 
 
 _TOKENS = ApproxTokenCounter()
+
+
+def visible_tokens(m: Message) -> int:
+    """About how many tokens of a message the model reads (the assistant's turns are cut)."""
+    return _TOKENS.count(m.content[:ASSISTANT_CHARS + 4] if m.role == "assistant" else m.content)
 
 
 @dataclass
@@ -148,7 +153,7 @@ class ExtractionWorker(BackgroundWorker):
         last = follow[-1][3]
         msgs = [m for m in self.parts.store.query(ns, "message", session_id=session.id, seq_range=(start, last),
                                                   newest_first=False, limit=last - start) if isinstance(m, Message)]
-        size = {m.seq: _TOKENS.count(text) for m, text in zip(msgs, shown_turns(msgs))}  # as the model reads them
+        size = {m.seq: visible_tokens(m) for m in msgs}
         used = sum(size.get(q, 0) for q in range(start, end))
         for _, _, s2, e2 in follow:
             more = sum(size.get(q, 0) for q in range(s2, e2))

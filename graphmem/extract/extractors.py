@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 import time
 from collections.abc import Sequence
@@ -19,8 +18,6 @@ from typing import Any, Protocol, runtime_checkable
 from ..errors import ExtractionError, ModelLoadError
 from ..models import MemoryRecord, Message
 from ..text import keywords
-from ..text.tokencount import ApproxTokenCounter
-from ..text.tokens import SENTENCE_BREAK
 from .model import load_llama
 from .schema import Extraction, complete_fields, parse_wire, reads_like_a_workflow, wire_schema
 
@@ -102,64 +99,25 @@ class Extractor(Protocol):
 
 def format_window(messages: Sequence[Message], known: Sequence[MemoryRecord] = ()) -> str:
     """The user turn of the prompt: related memories already known (so the model reuses their
-    subject and predicate when something changes), the window's date and its turns as
-    ``shown_turns`` gives them (prompt tokens are a window's other cost)."""
+    subject and predicate when something changes), the window's date and its turns, the
+    assistant's cut to their first 160 characters (prompt tokens are a window's other cost)."""
     lines = []
     triples = [f"- {m.subject} | {m.predicate} | {m.object}" for m in known if m.subject and m.predicate and m.object]
     if triples:
         lines += ["Known memories:", *triples]
     day: datetime = messages[0].created_at
     lines.append(f"Date: {day:%Y-%m-%d}")
-    lines += [f"{i} [{m.speaker or m.role}] {text}" for i, (m, text) in enumerate(zip(messages, shown_turns(messages)), 1)]
+    lines += [f"{i} [{m.speaker or m.role}] {_context(m) if m.role == 'assistant' else m.content}"
+              for i, m in enumerate(messages, 1)]
     return "\n".join(lines)
 
 
-ASSISTANT_CHARS = 160  # the most of an assistant's turn the model reads
-ASSISTANT_TOKENS = 16  # about how much of one the user's next turn does not take up: its last sentences
-SHORT_REPLY_TOKENS = 12  # a user's turn shorter than this leans on the assistant's ("Cool, the earlier one")
-# a user's turn that opens by agreeing or choosing takes up what the assistant's proposed
-_TAKES_UP = re.compile(
-    r"^\W*(yes|yeah|yep|sure|ok|okay|perfect|exactly|agreed|sounds good|let's|book|i'll take|i'll go with|go with|"
-    r"the (first|second|third|last|earlier|later|other) one)\b|"
-    r"^\W*(好的|好[，,！!。]|是的|行[，,！!。]|就这个|就它|可以[，,！!。]|没错|对[，,！!。]|第[一二三]个|前者|后者)",
-    re.IGNORECASE,
-)
-_TOKENS = ApproxTokenCounter()
+ASSISTANT_CHARS = 160  # the assistant's turns are context only: their start is enough to read the user's reply
 
 
-def shown_turns(messages: Sequence[Message]) -> list[str]:
-    """Each turn's text as the model reads it. The assistant's turns are context, never facts
-    about the user: one the user takes up (a short answer, or one that opens by agreeing or
-    choosing: "Book the earlier one", "好的，就这个") is shown from its start, up to 160
-    characters, since the answer may make what it proposed the user's; any other is shown by
-    its last sentences, about 16 tokens ("... Which park did you go to?"), the question or
-    proposal a longer answer replies to. The user's turns are shown whole."""
-    out = []
-    for i, m in enumerate(messages):
-        if m.role != "assistant":
-            out.append(m.content)
-            continue
-        reply = messages[i + 1] if i + 1 < len(messages) and messages[i + 1].role != "assistant" else None
-        text = " ".join(m.content.split())
-        taken = reply is not None and (_TOKENS.count(reply.content) < SHORT_REPLY_TOKENS or _TAKES_UP.search(reply.content))
-        start = 0 if taken else _last_sentences(text)
-        shown = text[start:]
-        if len(shown) > ASSISTANT_CHARS:
-            shown = shown[:ASSISTANT_CHARS].rsplit(" ", 1)[0] + " ..."
-        out.append("... " + shown if start else shown)
-    return out
-
-
-def _last_sentences(text: str, tokens: int = ASSISTANT_TOKENS) -> int:
-    """Where the last sentence of ``text`` starts, or the first of the sentences before it
-    that fit in ``tokens`` with it."""
-    starts = [0] + [b.end() for b in SENTENCE_BREAK.finditer(text) if b.end() < len(text)]
-    start = starts[-1]
-    for earlier in reversed(starts[:-1]):
-        if _TOKENS.count(text[earlier:]) > tokens:
-            break
-        start = earlier
-    return start
+def _context(m: Message) -> str:
+    text = " ".join(m.content.split())
+    return text if len(text) <= ASSISTANT_CHARS else text[:ASSISTANT_CHARS].rsplit(" ", 1)[0] + " ..."
 
 
 class InvalidOutput(ExtractionError):

@@ -114,7 +114,7 @@ def keywords(text: str) -> list[str]:
     return sorted(out)
 
 
-SENTENCE_BREAK = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？])|\s*\n+\s*")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?…])\s+|(?<=[。！？])|\s*\n+\s*")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
 
 
@@ -124,7 +124,7 @@ def content_sentences(text: str, min_words: int = 3) -> list[str]:
     ``[text]`` when none does. What the embedder averages: one vector of a whole multi-sentence
     turn drowns its point in its greetings and asides."""
     out = []
-    for part in SENTENCE_BREAK.split(text):
+    for part in _SENTENCE_BREAK.split(text):
         part = part.strip()
         cjk = len(_CJK_CHAR.findall(part))
         words = len(_TOKEN.findall(_CJK_CHAR.sub(" ", part)))
