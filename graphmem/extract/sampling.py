@@ -65,12 +65,16 @@ class RepeatGuard:
     def fits(self, piece: bytes) -> bool:
         """Whether ``piece`` can follow without continuing a list after a repeat or a string
         that runs in a loop."""
-        looping = self.in_string and _loops(bytes(self.text[self.opened_at + 1:]))
-        if self.in_string and not looping and b'"' not in piece and b"\\" not in piece:  # text inside a string
-            return not _runs(bytes(self.text[self.opened_at + 1:]) + piece)
-        trial = self._copy()
-        fine = trial.feed(piece)
-        return fine and not (looping and trial.in_string and trial.opened_at == self.opened_at)  # a loop must end
+        if self.in_string:
+            text = bytes(self.text[self.opened_at + 1:])
+            if _loops(text):  # only a piece that ends the string fits
+                if b'"' not in piece:
+                    return False
+                trial = self._copy()
+                return trial.feed(piece) and not (trial.in_string and trial.opened_at == self.opened_at)
+            if b'"' not in piece and b"\\" not in piece:  # text inside a string: nothing ends
+                return not _runs(text + piece)
+        return self._copy().feed(piece)
 
     def feed(self, piece: bytes) -> bool:
         """Take ``piece`` into the state; False where it continues a list after a repeat."""
@@ -153,7 +157,7 @@ def json_strings(grammar: str) -> str:
     """``grammar`` with its JSON strings as JSON has them: llama-cpp-python's JSON-schema grammar
     lets a string hold raw control characters, which JSON forbids and ``json.loads`` refuses. A
     Chinese MemoryBank window went on from its reasoning line into a newline and a Markdown
-    code fence, to the token limit, and failed twice (two 700-token replies, nothing stored).
+    code fence, to the token limit, and failed twice (1,377 output tokens, nothing stored).
     Greedy decoding writes every reply without one token for token as before."""
     return grammar.replace(_LOOSE_CHAR, _JSON_CHAR)
 
