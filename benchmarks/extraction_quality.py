@@ -136,10 +136,9 @@ class Cost:
         self.messages += messages
         for e in entries:
             self.dropped += len(e.get("dropped", []))
-            if e.get("error"):  # no usable reply even after the retry: sent, and not valid
+            if e.get("error") or e.get("calls"):  # sent (one with no usable reply even after the retry too)
                 self.sent += 1
             if e.get("calls"):
-                self.sent += 1
                 self.calls += e["calls"]
                 self.first_try_valid += e["calls"] == 1 and not e.get("error")
                 self.prompt_tokens += e.get("prompt_tokens", 0)

@@ -63,8 +63,9 @@ def test_invalid_output_is_retried_once_then_rejected():
     out, stats = extract_window(ex, msgs)
     assert stats.calls == 2 and out.memories[0].text == "Ann loves jazz" and "attempt 1" in stats.errors[0]
     ex = ReplayExtractor(overrides={"love jazz": ["[]", "not json"]})
-    with pytest.raises(InvalidOutput):
+    with pytest.raises(InvalidOutput) as failed:
         extract_window(ex, msgs)
+    assert failed.value.stats.calls == 2  # what the attempts cost is reported with the failure
     # a raw newline in a string (a server whose grammar allows one) is text, not a reason to ask again
     raw = reply(m("Ann loves jazz", "Ann", "likes", "jazz"), ep="Ann talks\nmusic").replace("\\n", "\n")
     out, stats = extract_window(ReplayExtractor(overrides={"love jazz": [raw]}), msgs)
@@ -227,6 +228,7 @@ def test_a_failed_window_keeps_its_messages_and_can_be_retried(tmp_path):
     mem.flush()
     status = mem.extraction_status()
     assert status["failed"] == 1 and status["done"] == 0 and status["queued"] == 0
+    assert status["this_process"]["model_calls"] == 2  # both unusable replies were paid for
     assert mem.get("en-profile").failed_windows == [(0, 4)]
     assert "allergic to shellfish" in mem.recall("shellfish allergy", k=1)[0].text  # still found, fast path
     assert mem.retry_failed() == 1  # the recorded reply now

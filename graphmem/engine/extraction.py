@@ -18,7 +18,7 @@ from typing import Any
 
 from ..extract import default_model_path
 from ..errors import ExtractionError
-from ..extract.extractors import ASSISTANT_CHARS, Extractor, LlamaExtractor, OpenAICompatibleExtractor, extract_window
+from ..extract.extractors import ASSISTANT_CHARS, ExtractionStats, Extractor, LlamaExtractor, OpenAICompatibleExtractor, extract_window
 from ..extract.schema import Extraction
 from ..lifecycle import GraphBuilder, Parts, WindowFolder
 from ..lifecycle.chains import Change
@@ -224,18 +224,22 @@ class ExtractionWorker(BackgroundWorker):
         if not msgs or is_uninformative(msgs):
             entry["skipped"] = True
         else:
+            stats: ExtractionStats | None = None
             try:
                 extraction, stats = extract_window(self.extractor, msgs, known=self.folder.known(namespace, msgs),
                                                    max_tokens=self.parts.settings.llm_max_tokens)
-                self.counters.calls += stats.calls
-                self.counters.prompt_tokens += stats.prompt_tokens
-                self.counters.output_tokens += stats.output_tokens
-                entry.update(calls=stats.calls, prompt_tokens=stats.prompt_tokens, output_tokens=stats.output_tokens)
             except ExtractionError as exc:  # an unusable reply, a model that will not load, a failing server
+                stats = getattr(exc, "stats", None)  # unusable replies cost their calls all the same
                 error = str(exc) or type(exc).__name__
                 # a caller of extract() gets the failure in its report; a background one has none
                 log.log(logging.WARNING if threading.current_thread() is self._thread else logging.INFO, "window %s %s[%d:%d] failed: %s",
                         namespace, session_id, start, end, error)
+            if stats is not None:
+                self.counters.calls += stats.calls
+                self.counters.prompt_tokens += stats.prompt_tokens
+                self.counters.output_tokens += stats.output_tokens
+                entry.update(calls=stats.calls, prompt_tokens=stats.prompt_tokens, output_tokens=stats.output_tokens)
+
         def write() -> bool:
             with self.parts.write_lock:
                 found = store.get(namespace, [session_id])

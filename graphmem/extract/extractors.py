@@ -121,7 +121,11 @@ def _context(m: Message) -> str:
 
 
 class InvalidOutput(ExtractionError):
-    """The model's reply could not be used, even after a retry."""
+    """The model's reply could not be used, even after a retry; ``stats`` is what the attempts cost."""
+
+    def __init__(self, message: str, stats: ExtractionStats | None = None) -> None:
+        super().__init__(message)
+        self.stats = stats
 
 
 def extract_window(
@@ -150,7 +154,7 @@ def extract_window(
                 log.warning("extraction output cut short after %s; its memories are kept", list(fields))
                 return parse_wire({"ep": "", **fields}), stats
             log.warning("extraction output rejected (attempt %d): %s", attempt + 1, exc)
-    raise InvalidOutput("; ".join(stats.errors))
+    raise InvalidOutput("; ".join(stats.errors), stats)
 
 
 def _unlooped(memories: Any) -> bool:
