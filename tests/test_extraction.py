@@ -4,6 +4,7 @@ outputs, failures and retries, the durable queue, and the real model end to end.
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import pytest
@@ -280,15 +281,17 @@ def test_queue_survives_a_restart(tmp_path):
 
 
 def test_background_worker_never_blocks_the_write(tmp_path):
-    class Slow(ReplayExtractor):
+    answer = threading.Event()
+
+    class Held(ReplayExtractor):  # the model answers only when the test lets it
         def complete(self, *a, **kw):
-            time.sleep(0.5)
+            answer.wait(30)
             return super().complete(*a, **kw)
 
-    mem = Memory(tmp_path / "bg.db", settings=Settings(extraction="background"), extractor=Slow())
-    t0 = time.perf_counter()
+    mem = Memory(tmp_path / "bg.db", settings=Settings(extraction="background"), extractor=Held())
     mem.add_messages("en-profile", session_messages("en-profile"))
-    assert time.perf_counter() - t0 < 0.5  # returned before the model answered
+    assert not answer.is_set() and mem.extraction_status()["done"] == 0  # returned while the model had not answered
+    answer.set()
     mem.flush(timeout=60)
     assert mem.extraction_status()["done"] == 1
     mem.close()
