@@ -78,6 +78,10 @@ def test_a_fact_whose_object_is_its_subject_or_a_pronoun_says_nothing():
     assert says_nothing("Emily", "Emily") and says_nothing("Emily", " you") and says_nothing("王芳", "她")
     assert says_nothing("Emily", "Emily Clarke") is None and says_nothing("邓杰", "none") is None  # drinks: none
     assert says_nothing("Emily", None) is None and says_nothing(None, "tea") is None
+    # a sentence that names nothing but its subject, whatever its triple says
+    assert says_nothing("Sofia", "Spanish", "Sofia is Sofia") and says_nothing("张伟", "北京", "张伟是张伟")
+    assert says_nothing("Sofia", "Spanish", "Sofia speaks Spanish") is None
+    assert says_nothing("张伟", "北京", "张伟住在北京") is None and says_nothing("Sofia Ruiz", "x", "Sofia is a nurse") is None
 
 
 def test_a_latin_key_word_is_found_only_where_a_word_starts():

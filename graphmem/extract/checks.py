@@ -185,10 +185,14 @@ def grounded(subject: str | None, obj: str | None, text: str, msgs: Sequence[Mes
 _EMPTY_OBJECTS = frozenset({"you", "me", "him", "her", "it", "them", "us", "你", "您", "我", "他", "她", "它", "他们", "我们"})
 
 
-def says_nothing(subject: str | None, obj: str | None) -> str | None:
+def says_nothing(subject: str | None, obj: str | None, text: str = "") -> str | None:
     """Why a fact carries no information, or None: its object is its own subject ("Emily is
-    named Emily") or a bare pronoun ("Emily thanks you"). Seen on MemoryBank's first window.
-    "none" is a value ("drinks: none")."""
+    named Emily") or a bare pronoun ("Emily thanks you"), seen on MemoryBank's first window; or
+    its sentence names nothing but its subject ("Sofia is Sofia", written beside "Sofia speaks
+    Spanish fluently" with the same triple, which it would then stand for). "none" is a value
+    ("drinks: none")."""
+    if subject and text and set(keywords(text)) <= set(keywords(subject)):
+        return "its text names nothing but its subject"
     if not obj:
         return None
     value = obj.strip().casefold()

@@ -85,7 +85,7 @@ class WindowFolder:
             copied = copies_an_example(m.text, " ".join(f"{x.speaker}: {x.content}" for x in msgs))
             why = (f"copies the prompt's example {copied!r}" if copied
                    else "the assistant's words, not taken up by the user" if _assistant_words(m, turns, msgs, users)
-                   else says_nothing(m.subject, m.object) or grounded(m.subject, m.object, m.text, msgs))
+                   else says_nothing(m.subject, m.object, m.text) or grounded(m.subject, m.object, m.text, msgs))
             if why:
                 out.report["dropped"].append({"text": m.text, "why": why})
             elif m.importance >= settings.admission_threshold and not restates_a_step(m.text, m.subject, taught):
