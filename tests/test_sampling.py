@@ -130,6 +130,12 @@ def test_the_repeat_guard_refuses_only_to_continue_a_list_after_a_repeated_item(
     varied.feed('王锋分享职业方向，王锋表达孤独感和寻求支持，'.encode())
     assert not varied.fits('王'.encode()) and not varied.fits(b"\\n") and varied.fits(b'"') and varied.fits(b'","')
     assert RepeatGuard().feed('{"ep":"Ann met Bo at the station, then Bo met Cy at the station, and Cy met Di there"}'.encode())
+    # a list of lists: each item is named by its first value, and its values may repeat each other
+    lists = RepeatGuard()
+    assert lists.feed(b'{"m":[["A","fact","A","is","A",3,"u",[1,1]],["B","fact","A","is","B",3,"u",[2]],["A","x"')
+    assert not lists.fits(b',"y",3,"u",[3]],[') and lists.fits(b',"y",3,"u",[3]]]')
+    assert RepeatGuard().feed(b'{"e":[["thing","thing"],["A","person"],["B","person"]],"m":[[3,"a"],[3,"b"]]}')
+    assert not RepeatGuard().feed(b'{"e":[["A","person"],["A","org"],["B","person"]]}')
 
 
 def test_a_looping_model_ends_its_list_after_the_first_repeat(vocab_model):

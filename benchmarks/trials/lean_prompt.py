@@ -1,5 +1,5 @@
 """A cost trial, not shipped: the extraction prompt and reply schema without one of the reply's
-fields, asked live on the labelled windows and conflict cases. Compare its tables with
+fields, or with its memories written as lists, asked live on the labelled windows and conflict cases. Compare its tables with
 `python benchmarks/extraction_quality.py` (the recorded replies of the shipped prompt). Replies go
 to a temporary file, never to the recordings CI replays. To compare with a live run of the
 shipped prompt, pin the decoding in both (``GRAPHMEM_LLM_DRAFT_TOKENS=0``: one token a pass).
@@ -7,6 +7,7 @@ shipped prompt, pin the decoding in both (``GRAPHMEM_LLM_DRAFT_TOKENS=0``: one t
     python benchmarks/trials/lean_prompt.py no-reasoning      # about 30 minutes on 2 cores
     python benchmarks/trials/lean_prompt.py no-entities 20    # 20 windows and 20 cases
     python benchmarks/trials/lean_prompt.py no-source         # no `c` in the memories (set to "u")
+    python benchmarks/trials/lean_prompt.py positional        # memories and entities as lists of values
 
 - no-entities (stop 27): no entity list `e`. Output tokens -28 % (en) / -14 % (zh); English
   precision 0.98 -> 0.91, Chinese recall 0.91 -> 0.85. Not kept.
@@ -17,6 +18,12 @@ shipped prompt, pin the decoding in both (``GRAPHMEM_LLM_DRAFT_TOKENS=0``: one t
   model write the new value as a change. Not kept (README, *Tried and not kept*).
 - no-source (stop 39): no `c` in the memories (the model wrote "u" for 751 of 751), set to "u".
   Output -15 % (en) / -5 % (zh), changes made 27 of 32, but English recall 0.85 -> 0.72. Not kept.
+- positional (stop 41): every field kept, but each memory and entity written as a list of its
+  values ([t,k,s,p,o,i,c,n], [n,y]) instead of an object, in the prompt's examples and the
+  schema (``prefixItems``): a key and its separators are 3 tokens, 22 of a Chinese memory's 45.
+  Output -32 % (en) / -27 % (zh) a window, but recall 0.85 -> 0.80 and 0.91 -> 0.80, precision
+  0.98 -> 0.86 and 0.90 -> 0.71 (the assistant's words, workflow steps as memories), supersession
+  recall down in every group. Not kept: the keys are what keeps the small model on its fields.
 """
 import copy
 import json
@@ -55,6 +62,39 @@ def without(path: tuple[str, ...]) -> tuple[str, dict]:
     return prompt, schema
 
 
+MEMORY_FIELDS, ENTITY_FIELDS = "tkspoicn", "ny"
+
+
+def positional() -> tuple[str, dict]:
+    """The shipped prompt and schema with each memory and entity written as a list of its
+    values in a fixed order instead of an object."""
+    prompt = X.SYSTEM_PROMPT.replace(" skills. Each:\n", " skills. Each a list [t,k,s,p,o,i,c,n]:\n")
+    prompt = prompt.replace("e: named entities: n name", "e: named entities, each a list [n,y]: n name")
+    for line in prompt.splitlines():
+        if line.startswith('{"') and '"m":' in line:
+            reply = json.loads(line)
+            reply["m"] = [[m[k] for k in MEMORY_FIELDS] for m in reply["m"]]
+            reply["e"] = [[e[k] for k in ENTITY_FIELDS] for e in reply["e"]]
+            prompt = prompt.replace(line, json.dumps(reply, ensure_ascii=False, separators=(",", ":")))
+    assert prompt.count("Each a list") == 1 and prompt.count("each a list") == 1 and '"t":' not in prompt
+    schema = copy.deepcopy(S.WIRE_SCHEMA)
+    for key, fields in (("m", MEMORY_FIELDS), ("e", ENTITY_FIELDS)):
+        node = schema["properties"][key]
+        props = node["items"]["properties"]
+        node["items"] = {"type": "array", "prefixItems": [props[k] for k in fields]}
+    return prompt, schema
+
+
+def as_objects(parse):
+    """``parse_wire`` that first turns the memories and entities written as lists into objects."""
+    def parse_objects(data):
+        if isinstance(data, dict):
+            for key, fields in (("m", MEMORY_FIELDS), ("e", ENTITY_FIELDS)):
+                data[key] = [dict(zip(fields, v)) if isinstance(v, list) else v for v in data.get(key) or []]
+        return parse(data)
+    return parse_objects
+
+
 def filled(parse):
     """``parse_wire`` that first sets the fields no longer asked to the value the model wrote."""
     def parse_filled(data):
@@ -68,13 +108,18 @@ def filled(parse):
 
 
 def main() -> None:
-    if len(sys.argv) < 2 or sys.argv[1] not in FIELDS:
-        sys.exit(f"usage: lean_prompt.py {{{','.join(FIELDS)}}} [limit]")
+    variants = [*FIELDS, "positional"]
+    if len(sys.argv) < 2 or sys.argv[1] not in variants:
+        sys.exit(f"usage: lean_prompt.py {{{','.join(variants)}}} [limit]")
     limit = int(sys.argv[2]) if len(sys.argv) > 2 else None
     # extract_window reads the prompt from the extractors module and the schema through
     # schema.wire_schema, which reads WIRE_SCHEMA from its own module
-    X.SYSTEM_PROMPT, S.WIRE_SCHEMA = without(FIELDS[sys.argv[1]])
-    X.parse_wire = filled(X.parse_wire)
+    if sys.argv[1] == "positional":
+        X.SYSTEM_PROMPT, S.WIRE_SCHEMA = positional()
+        X.parse_wire = as_objects(X.parse_wire)
+    else:
+        X.SYSTEM_PROMPT, S.WIRE_SCHEMA = without(FIELDS[sys.argv[1]])
+        X.parse_wire = filled(X.parse_wire)
     replies = Path(tempfile.mkdtemp()) / "lean.json"
     out = eq.evaluate(live=True, record=True, limit=limit, recorded=replies)
     print("\n".join(eq.windows_table(out["windows"])))

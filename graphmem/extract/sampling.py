@@ -46,8 +46,10 @@ _TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float3
 
 class RepeatGuard:
     """Follows a JSON reply byte by byte and tells whether a piece of it would continue a list
-    after an item that repeats an earlier item of the same list: a string, or an object by its
-    first member's value (a memory's text, an entity's name, a workflow's task). Numbers and
+    after an item that repeats an earlier item of the same list: a string, an object by its
+    first member's value (a memory's text, an entity's name, a workflow's task), or a list of
+    values by its first value (a memory written as one, as in a cost trial,
+    ``benchmarks/trials/lean_prompt.py positional``). Numbers and
     other values are never repeats (a memory may cite turn 3 beside turn 3 of another). Nor may
     a string go on once it ends in the same phrase three times over (a reasoning that wrote
     "不再骑车了，" until the limit): only a piece that ends the string or breaks the run fits.
@@ -96,9 +98,11 @@ class RepeatGuard:
                         self._ended(bytes(self.text[self.opened_at:at + 1]))
             elif byte == 0x22:
                 self.in_string, self.opened_at = True, at
-            elif byte in (0x7B, 0x5B):  # { [
-                self.frames.append({"key": True, "member": 0, "first": None} if byte == 0x7B
-                                   else {"seen": set(), "repeat": False})
+            elif byte == 0x7B:  # {
+                self.frames.append({"key": True, "member": 0, "first": None})
+            elif byte == 0x5B:  # [: a list nested in a list is one item, written as a list of values
+                values = bool(self.frames) and "seen" in self.frames[-1]
+                self.frames.append({"seen": set(), "repeat": False, "first": None, "values": values, "named": False})
             elif byte in (0x7D, 0x5D):  # } ]
                 if self.frames:
                     closed = self.frames.pop()
@@ -116,7 +120,10 @@ class RepeatGuard:
         if not self.frames:
             return
         top = self.frames[-1]
-        if "seen" in top:
+        if top.get("values"):  # its values may repeat each other; the first one names it
+            if not top["named"]:
+                top["first"], top["named"] = identity, True
+        elif "seen" in top:
             if identity is not None:
                 top["repeat"] = identity in top["seen"]
                 top["seen"].add(identity)
