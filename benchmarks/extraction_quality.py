@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -94,13 +95,14 @@ class TimedExtractor:
     def __init__(self, live: Extractor, recordings: Recordings) -> None:
         self.live, self.recordings, self.name = live, recordings, live.name
 
-    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int) -> Completion:
+    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int,
+                 stop: Sequence[str] = ()) -> Completion:
         from graphmem.scripts.recording import prompt_key
 
         if hasattr(self.live, "_llm"):
             self.live._llm()  # loaded before the clock starts: the load is not a per-window cost
         c0, w0 = time.process_time(), time.perf_counter()
-        out = self.live.complete(system, user, schema, max_tokens)
+        out = self.live.complete(system, user, schema, max_tokens, stop=stop)
         self.recordings.cpu[prompt_key(system, user)] = (time.process_time() - c0, time.perf_counter() - w0)
         return out
 
@@ -158,14 +160,15 @@ class OncePerRun(RecordingExtractor):
         super().__init__(*args, **kwargs)
         self.autosave = autosave
 
-    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int) -> Completion:
+    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int,
+                 stop: Sequence[str] = ()) -> Completion:
         from graphmem.scripts.recording import prompt_key
 
         key = prompt_key(system, user)
         if self.refresh and key in self.recordings.cpu:
             return self.recordings.replay(key)
         asked = key in self.recordings.cpu
-        out = super().complete(system, user, schema, max_tokens)
+        out = super().complete(system, user, schema, max_tokens, stop)
         if self.autosave and key in self.recordings.cpu and not asked:
             self.recordings.save(only_used=False)
         return out

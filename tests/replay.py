@@ -8,6 +8,7 @@ of rules the recordings do not reach."""
 from __future__ import annotations
 
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from graphmem.extract.extractors import Completion
@@ -24,9 +25,10 @@ class ReplayExtractor(RecordingExtractor):
         self.overrides = overrides or {}  # text found in a window -> replies to give it, in order
         self.calls: list[str] = []
 
-    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int) -> Completion:
+    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int,
+                 stop: Sequence[str] = ()) -> Completion:
         self.calls.append(user)
         for needle, replies in self.overrides.items():
             if needle in user and replies:
                 return Completion(replies.pop(0), 0, 0)
-        return super().complete(system, user, schema, max_tokens)
+        return super().complete(system, user, schema, max_tokens, stop)

@@ -13,7 +13,7 @@ from graphmem import Memory
 from graphmem.engine.extraction import is_trivial
 from graphmem.extract import default_model_path
 from graphmem.lifecycle.rules import Fact, decide
-from graphmem.extract.extractors import InvalidOutput, extract_window
+from graphmem.extract.extractors import MEMORIES_END, InvalidOutput, extract_window
 from graphmem.extract.schema import parse_wire
 from graphmem.models import EdgeType, MemoryRecord, Message, Status
 from graphmem.settings import Settings
@@ -90,13 +90,37 @@ def test_a_reply_cut_short_after_its_memories_keeps_them_without_asking_again():
             extract_window(ReplayExtractor(overrides={"love jazz": [bad, bad]}), msgs)
 
 
+STOPPED = ('{"r":"Ann says she loves jazz.","m":[{"t":"Ann loves jazz","k":"preference","s":"Ann","p":"likes",'
+           '"o":"jazz","i":3,"c":"u","n":[1]}')  # where a window that teaches no workflow stops
+
+
+def test_a_reply_stopped_where_its_memories_end_is_filed_whole(tmp_path):
+    """The reply of a window that cannot teach a workflow stops where its memories end: its
+    memories are filed, the reasoning line is the episode's summary, and the speaker is a person
+    although no entity list named him."""
+    msgs = [Message(session_id="s", content="I love jazz", speaker="Ann")]
+    out, stats = extract_window(ReplayExtractor(overrides={"love jazz": [STOPPED]}), msgs)
+    assert stats.calls == 1 and not stats.errors and [x.text for x in out.memories] == ["Ann loves jazz"]
+    assert out.episode == "" and out.entities == [] and out.reasoning == "Ann says she loves jazz."
+    empty = STOPPED[: STOPPED.index('{"t"')]  # nothing to keep: the list closes at once
+    assert extract_window(ReplayExtractor(overrides={"love jazz": [empty]}), msgs)[0].memories == []
+    with pytest.raises(InvalidOutput):  # stopped inside a memory: not a reply
+        extract_window(ReplayExtractor(overrides={"love jazz": [STOPPED[:-20]] * 2}), msgs)
+    replay = ReplayExtractor(overrides={"love jazz": [STOPPED]})
+    with Memory(tmp_path / "stop.db", settings=Settings(extraction="manual"), extractor=replay) as mem:
+        mem.add_messages("s", [{"content": "I love jazz", "speaker": "Ann"}])
+        mem.flush()
+        assert [e.summary for e in mem.list("episode")] == ["Ann says she loves jazz."]
+        assert sorted((e.name, e.type) for e in mem.list("entity")) == [("Ann", "person"), ("jazz", "thing")]
+
+
 def test_only_a_window_that_reads_like_a_workflow_is_asked_for_one():
     seen = []
 
     class Schemas(ReplayExtractor):
-        def complete(self, system, user, schema, max_tokens):
-            seen.append(schema["properties"]["pr"].get("maxItems"))
-            return super().complete(system, user, schema, max_tokens)
+        def complete(self, system, user, schema, max_tokens, stop=()):
+            seen.append((schema["properties"]["pr"].get("maxItems"), tuple(stop)))
+            return super().complete(system, user, schema, max_tokens, stop)
 
     good = reply(m("Ann loves jazz", "Ann", "likes", "jazz"))
     windows = [["I'm Ann and I love jazz"], ["I love jazz: first tune the bass, then play"], ["我爱爵士乐，首先调音，然后练琴"],
@@ -106,7 +130,9 @@ def test_only_a_window_that_reads_like_a_workflow_is_asked_for_one():
         msgs = [Message(session_id="s", content=t.removeprefix("assistant: "),
                         role="assistant" if t.startswith("assistant: ") else "user") for t in texts]
         extract_window(Schemas(overrides={"jazz": [good], "爵士": [good]}), msgs)
-    assert seen == [0, 3, 3, 0, 0]  # the assistant's cues are not the user's teaching
+    # the assistant's cues are not the user's teaching; a window that cannot teach one stops
+    # where its memories end
+    assert seen == [(0, (MEMORIES_END,)), (3, ()), (3, ()), (0, (MEMORIES_END,)), (0, (MEMORIES_END,))]
 
 
 def test_trivial_windows_are_recognised():
@@ -136,6 +162,11 @@ def test_override_needs_same_scope_and_same_topic():
     assert decide(new, [(old, 0.8)]).action == "supersede"
     assert decide(new, [(old, 0.3)]).action == "supersede"  # a specific predicate names one attribute
     assert decide(new, [(old, 0.1)]).action == "add"
+    # a new value whose sentence still names the old one says more about it, not instead of it
+    band = fact("r", "Daniel plays in a rock band", "Daniel", "plays_music", "rock band")
+    named = fact("", "Daniel's rock band is called The Late Trains", "Daniel", "plays_music", "The Late Trains")
+    assert decide(named, [(band, 0.7)]).action == "add"
+    assert decide(fact("", "Daniel plays jazz now", "Daniel", "plays_music", "jazz"), [(band, 0.7)]).action == "supersede"
     tea = fact("", "Maya prefers green tea", "Maya", "prefers", "green tea")
     code = fact("t", "Maya prefers Python for analysis", "Maya", "prefers", "Python")
     assert decide(tea, [(code, 0.4)]).action == "add"  # a bare verb: prefers tea does not replace prefers Python

@@ -94,7 +94,8 @@ class ExtractionStats:
 class Extractor(Protocol):
     name: str
 
-    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int) -> Completion: ...
+    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int,
+                 stop: Sequence[str] = ()) -> Completion: ...
 
 
 def format_window(messages: Sequence[Message], known: Sequence[MemoryRecord] = ()) -> str:
@@ -128,6 +129,16 @@ class InvalidOutput(ExtractionError):
         self.stats = stats
 
 
+# Where a reply's memories end: the list closes and the entities' key begins. In the schema's
+# order nothing before can hold it (a string's quote is escaped, a memory ends with its turn
+# numbers' "]}"). A window that cannot teach a workflow stops there: its entities, episode and
+# empty workflow list were a quarter of the reply's tokens, the entities' types come from the
+# tagger and the speakers, and the reasoning line serves as the episode's summary. The tokens
+# up to there are the whole reply's, so the memories are the same (README, *A reply ends with
+# its memories*).
+MEMORIES_END = '],"'
+
+
 def extract_window(
     extractor: Extractor, messages: Sequence[Message], *, known: Sequence[MemoryRecord] = (), max_tokens: int = 600,
     attempts: int = 2,
@@ -135,18 +146,17 @@ def extract_window(
     """One schema-constrained call per window; an unusable reply is retried once."""
     stats = ExtractionStats()
     user = format_window(messages, known)
-    schema = wire_schema(procedures=reads_like_a_workflow(messages))
+    workflow = reads_like_a_workflow(messages)
+    schema, stop = wire_schema(procedures=workflow), () if workflow else (MEMORIES_END,)
     for attempt in range(attempts):
         t0 = time.perf_counter()
-        out = extractor.complete(SYSTEM_PROMPT, user, schema, max_tokens)
+        out = extractor.complete(SYSTEM_PROMPT, user, schema, max_tokens, stop=stop)
         stats.seconds += time.perf_counter() - t0
         stats.prompt_tokens += out.prompt_tokens
         stats.output_tokens += out.output_tokens
         stats.calls += 1
         try:
-            # strict=False: a raw control character in a string (a server whose grammar allows
-            # one) is text, not a reason to ask again
-            return parse_wire(json.loads(out.text, strict=False)), stats
+            return parse_wire(_reply(out.text, stopped=bool(stop))), stats
         except (ValueError, TypeError) as exc:  # json.JSONDecodeError is a ValueError
             stats.errors.append(f"attempt {attempt + 1}: {exc}")
             fields = complete_fields(out.text)
@@ -155,6 +165,18 @@ def extract_window(
                 return parse_wire({"ep": "", **fields}), stats
             log.warning("extraction output rejected (attempt %d): %s", attempt + 1, exc)
     raise InvalidOutput("; ".join(stats.errors), stats)
+
+
+def _reply(text: str, *, stopped: bool) -> Any:
+    """The reply's JSON; one stopped where its memories end is closed there. strict=False: a raw
+    control character in a string (a server whose grammar allows one) is text, not a reason to
+    ask again."""
+    try:
+        return json.loads(text, strict=False)
+    except ValueError:
+        if not stopped:
+            raise
+    return json.loads(text + "]}", strict=False)  # the memories' list and the reply, closed where it stopped
 
 
 def _unlooped(memories: Any) -> bool:
@@ -212,14 +234,15 @@ class LlamaExtractor:
                 log.info("loaded %s in %.1f s", path, time.perf_counter() - t0)
             return self._models[self._key]
 
-    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int) -> Completion:
+    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int,
+                 stop: Sequence[str] = ()) -> Completion:
         llm = self._llm()
         with self._call_lock:
             llm.draft_tokens = self.draft_tokens
             out = llm.create_chat_completion(
                 messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
                 response_format={"type": "json_object", "schema": schema},
-                temperature=0.0, max_tokens=max_tokens,
+                temperature=0.0, max_tokens=max_tokens, stop=list(stop) or None,
             )
         usage = out.get("usage") or {}
         return Completion(out["choices"][0]["message"]["content"] or "", usage.get("prompt_tokens", 0),
@@ -271,7 +294,8 @@ class OpenAICompatibleExtractor:
             delay = float(retry_after)
         return min(delay, self.max_backoff)
 
-    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int) -> Completion:
+    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int,
+                 stop: Sequence[str] = ()) -> Completion:
         import httpx
 
         body = {
@@ -279,6 +303,7 @@ class OpenAICompatibleExtractor:
             "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
             "temperature": 0.0,
             "max_tokens": max_tokens,
+            **({"stop": list(stop)} if stop else {}),
         }
         where = f"the extraction server at {self._client.base_url}"
         for attempt in range(self.attempts):

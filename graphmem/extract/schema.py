@@ -90,7 +90,9 @@ def wire_schema(*, procedures: bool) -> dict[str, Any]:
     """The reply schema for one window. Without a sequence cue the window's procedures would be
     dropped, so ``pr`` must be empty: the model still closes the episode with its usual ``","``
     (a schema without ``pr`` refuses that token and the episode runs on) and the reply up to
-    there is token for token the whole schema's, but an invented workflow costs nothing."""
+    there is token for token the whole schema's, but an invented workflow costs nothing. Such a
+    window's reply stops where its memories end (``extractors.MEMORIES_END``); its grammar stays
+    the whole one, so that the tokens up to there are the same."""
     if procedures:
         return WIRE_SCHEMA
     none = {**WIRE_SCHEMA["properties"]["pr"], "maxItems": 0}
@@ -179,9 +181,8 @@ def parse_wire(data: Any) -> Extraction:
     single bad items (an empty memory, an unknown kind) rather than the whole window."""
     if not isinstance(data, dict):
         raise ValueError("the model's output is not a JSON object")
-    missing = [k for k in ("m", "ep") if k not in data]
-    if missing:
-        raise ValueError(f"the model's output lacks {missing}")
+    if "m" not in data:
+        raise ValueError("the model's output lacks its memories ('m')")
     memories: list[ExtractedMemory] = []
     for raw in data.get("m") or []:
         if not isinstance(raw, dict):

@@ -73,7 +73,8 @@ class WindowFolder:
         out = Folded()
         types = {normalise_name(t.name): t.type for tags in self.parts.tagger.tag_many([m.content for m in msgs])
                  for t in tags}
-        types.update({normalise_name(e.name): e.type for e in extraction.entities})  # older replies name them
+        types.update({normalise_name(m.speaker): "person" for m in msgs if m.role != "assistant" and m.speaker})
+        types.update({normalise_name(e.name): e.type for e in extraction.entities})  # a whole reply names them
         workflow = reads_like_a_workflow(msgs)
         procedures = [p for p in extraction.procedures if workflow and grounded(None, p.task, p.task, msgs) is None]
         taught = [(p.task, p.steps) for p in procedures]
@@ -166,7 +167,10 @@ class WindowFolder:
                 replaced.append((old, rec))
                 out.report["superseded"].append({"old": old.text, "new": rec.text, "why": d.reason})
 
-        summary = extraction.episode or "; ".join(m.text for m in admitted[:3]) or f"{len(msgs)} messages"
+        # a reply that stopped after its memories has no episode sentence: its reasoning line says
+        # what the window brought ("Tom gives his job, a move (replaces Bergen) and an allergy")
+        summary = (extraction.episode or extraction.reasoning or "; ".join(m.text for m in admitted[:3])
+                   or f"{len(msgs)} messages")
         episode, ep_edges = self.builder.episode(namespace, summary, session.id, msgs, list(dict.fromkeys(produced)),
                                                  max([m.importance for m in admitted], default=0.3),
                                                  SOURCE_CONFIDENCE[Source.inferred])  # the model's reading of the window

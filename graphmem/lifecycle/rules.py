@@ -8,8 +8,9 @@ What to do with a candidate memory given the similar memories already stored:
 - supersede (override): the candidate's turn says a value changed ("switched from coffee",
   "Django is gone", "不再", "搬出") and names the stored value (cosine >= 0.2); or the same
   subject and predicate with a new object, unless the attribute holds many values at once
-  (``learning``, ``has_pet``, ``likes``) or the predicate states an event (``shares_photo``,
-  ``thanked``: one more occasion, not a new value); or the same endpoints with the opposite predicate of
+  (``learning``, ``has_pet``, ``likes``), the predicate states an event (``shares_photo``,
+  ``thanked``: one more occasion, not a new value) or the new sentence still names the old value
+  ("Daniel's rock band is called The Late Trains": it says more about it); or the same endpoints with the opposite predicate of
   one relation (likes -> dislikes, dating -> married_to); in both *and* about the same thing:
   cosine >= 0.55, or >= 0.2 when the predicate names one attribute (``prefers_language``, not
   a bare ``prefers``). Two memories that merely look alike never supersede each other; a
@@ -129,13 +130,22 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: fro
         if adds:
             continue
         if (_same(candidate.predicate, old.predicate, True) and not _same(candidate.object, old.object)
-                and holds_one_value(_predicate(candidate.predicate or ""))):
+                and holds_one_value(_predicate(candidate.predicate or "")) and not _still_has(candidate, old)):
             return Decision("supersede", old.id, f"{old.predicate}: {old.object} -> {candidate.object}")
         if (_same(candidate.object, old.object) and candidate.predicate
                 and not same_relation(_predicate(candidate.predicate), _predicate(old.predicate or ""))
                 and family is not None and family == predicate_family(_predicate(old.predicate or ""))):
             return Decision("supersede", old.id, f"{old.subject} -> {old.object}: {old.predicate} -> {candidate.predicate}")
     return Decision("add")
+
+
+def _still_has(candidate: Fact, old: Fact) -> bool:
+    """The candidate's sentence names the old value as something that still holds: it says more
+    about it, it does not replace it ("Daniel's rock band is called The Late Trains" against
+    (Daniel, plays_music, rock band)). A turn that says the value changed is read before this
+    (``replaces``)."""
+    held = frozenset(keywords(old.object or ""))
+    return bool(held) and held <= candidate.keywords
 
 
 def _named_as_replaced(candidate: Fact, old: Fact, replaces: frozenset[str]) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ConfigurationError
@@ -45,7 +46,8 @@ class RecordingExtractor:
         self.live = live
         self.refresh = refresh  # ask the live model even for recorded prompts
 
-    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int) -> Completion:
+    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int,
+                 stop: Sequence[str] = ()) -> Completion:
         key = prompt_key(system, user)
         self.recordings.used.add(key)
         if key in self.recordings.data and not (self.refresh and self.live is not None):
@@ -55,7 +57,7 @@ class RecordingExtractor:
                 f"no recorded model reply for this window in {self.recordings.path}; run the scripts with "
                 f"--record to ask the local model:\n{user}"
             )
-        out = self.live.complete(system, user, schema, max_tokens)
+        out = self.live.complete(system, user, schema, max_tokens, stop=stop)
         self.recordings.data[key] = {"user": user, "reply": out.text, "prompt_tokens": out.prompt_tokens,
                                      "output_tokens": out.output_tokens}
         return out
