@@ -213,6 +213,9 @@ class Settings(BaseSettings):
     llm_context: int = Field(4096, ge=512)
     llm_gpu_layers: int = Field(0, ge=-1, description="layers offloaded to a GPU (-1: all)")
     llm_max_tokens: int = Field(700, ge=64)
+    llm_whole_reply: bool = Field(False, description="ask every window for the whole reply: the model's entity types "
+                                  "and episode sentence after the memories (a quarter more reply tokens; by default a "
+                                  "window that cannot teach a workflow stops where its memories end)")
     llm_draft_tokens: int | None = Field(None, ge=0, le=64, description="local model: tokens guessed from the prompt "
                                          "and the reply so far and checked in one pass (each token is still the greedy "
                                          "choice; 0: one token a pass; unset: up to 12 where a timed pass of four tokens "

@@ -133,6 +133,9 @@ def test_only_a_window_that_reads_like_a_workflow_is_asked_for_one():
     # the assistant's cues are not the user's teaching; a window that cannot teach one stops
     # where its memories end
     assert seen == [(0, (MEMORIES_END,)), (3, ()), (3, ()), (0, (MEMORIES_END,)), (0, (MEMORIES_END,))]
+    seen.clear()
+    extract_window(Schemas(overrides={"jazz": [good]}), [Message(session_id="s", content="I love jazz")], whole=True)
+    assert seen == [(0, ())]  # asked for the whole reply
 
 
 def test_trivial_windows_are_recognised():

@@ -227,7 +227,8 @@ class ExtractionWorker(BackgroundWorker):
             stats: ExtractionStats | None = None
             try:
                 extraction, stats = extract_window(self.extractor, msgs, known=self.folder.known(namespace, msgs),
-                                                   max_tokens=self.parts.settings.llm_max_tokens)
+                                                   max_tokens=self.parts.settings.llm_max_tokens,
+                                                   whole=self.parts.settings.llm_whole_reply)
             except ExtractionError as exc:  # an unusable reply, a model that will not load, a failing server
                 stats = getattr(exc, "stats", None)  # unusable replies cost their calls all the same
                 error = str(exc) or type(exc).__name__

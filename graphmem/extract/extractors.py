@@ -141,13 +141,14 @@ MEMORIES_END = '],"'
 
 def extract_window(
     extractor: Extractor, messages: Sequence[Message], *, known: Sequence[MemoryRecord] = (), max_tokens: int = 600,
-    attempts: int = 2,
+    attempts: int = 2, whole: bool = False,
 ) -> tuple[Extraction, ExtractionStats]:
-    """One schema-constrained call per window; an unusable reply is retried once."""
+    """One schema-constrained call per window; an unusable reply is retried once. The reply of a
+    window that cannot teach a workflow stops where its memories end unless ``whole``."""
     stats = ExtractionStats()
     user = format_window(messages, known)
     workflow = reads_like_a_workflow(messages)
-    schema, stop = wire_schema(procedures=workflow), () if workflow else (MEMORIES_END,)
+    schema, stop = wire_schema(procedures=workflow), () if workflow or whole else (MEMORIES_END,)
     for attempt in range(attempts):
         t0 = time.perf_counter()
         out = extractor.complete(SYSTEM_PROMPT, user, schema, max_tokens, stop=stop)
