@@ -96,8 +96,8 @@ STOPPED = ('{"r":"Ann says she loves jazz.","m":[{"t":"Ann loves jazz","k":"pref
 
 def test_a_reply_stopped_where_its_memories_end_is_filed_whole(tmp_path):
     """The reply of a window that cannot teach a workflow stops where its memories end: its
-    memories are filed, the reasoning line is the episode's summary, and the speaker is a person
-    although no entity list named him."""
+    memories are filed and make the episode's summary, and the speaker is a person although no
+    entity list named him."""
     msgs = [Message(session_id="s", content="I love jazz", speaker="Ann")]
     out, stats = extract_window(ReplayExtractor(overrides={"love jazz": [STOPPED]}), msgs)
     assert stats.calls == 1 and not stats.errors and [x.text for x in out.memories] == ["Ann loves jazz"]
@@ -110,7 +110,7 @@ def test_a_reply_stopped_where_its_memories_end_is_filed_whole(tmp_path):
     with Memory(tmp_path / "stop.db", settings=Settings(extraction="manual"), extractor=replay) as mem:
         mem.add_messages("s", [{"content": "I love jazz", "speaker": "Ann"}])
         mem.flush()
-        assert [e.summary for e in mem.list("episode")] == ["Ann says she loves jazz."]
+        assert [e.summary for e in mem.list("episode")] == ["Ann loves jazz"]
         assert sorted((e.name, e.type) for e in mem.list("entity")) == [("Ann", "person"), ("jazz", "thing")]
 
 

@@ -133,7 +133,7 @@ class InvalidOutput(ExtractionError):
 # order nothing before can hold it (a string's quote is escaped, a memory ends with its turn
 # numbers' "]}"). A window that cannot teach a workflow stops there: its entities, episode and
 # empty workflow list were a quarter of the reply's tokens, the entities' types come from the
-# tagger and the speakers, and the reasoning line serves as the episode's summary. The tokens
+# tagger and the speakers, and the memories make the episode's summary. The tokens
 # up to there are the whole reply's, so the memories are the same (README, *A reply ends with
 # its memories*).
 MEMORIES_END = '],"'
