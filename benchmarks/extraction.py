@@ -2,27 +2,37 @@
 through the whole pipeline (``Memory.add_messages`` then ``Memory.extract``) with the local model.
 
     python benchmarks/extraction.py [--memorybank ../shared/bench/memorybank/eval_data] [--messages 64]
+    python benchmarks/extraction.py --messages 200 --against e2208e6 [--lang zh]
 
 The first users' days are written in order until ``--messages`` messages per language; then every
-queued window is extracted. CPU seconds are this process's CPU time over the extraction (the
+queued window is extracted. CPU seconds are the CPU time of the process that extracts (the
 model's threads included; the model is loaded and the fixed system prompt evaluated before the
 clock starts: a process pays both once), wall seconds beside them. It uses the public API, the
-settings' defaults and the extractor's ``complete``, so the same script measures an older
-checkout (run it from that checkout) for a before/after figure. Quality is measured apart, on the
-labelled set: benchmarks/extraction_quality.py.
+settings' defaults and the extractor's ``complete``, so it measures an older checkout as well.
+
+``--against REF`` compares this tree with git revision REF in pairs: each tree runs in a process
+of its own (this script, importing that tree's graphmem), and the two extract each user-day in
+turn, in alternating order. This VM's speed drifts by more than most single steps save (byte-
+identical replies have cost 12 % more CPU in a later run), and a drift then weighs on both sides
+of every pair. Quality is measured apart, on the labelled set: benchmarks/extraction_quality.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
+from io import BytesIO
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+TREE = Path(os.environ.get("GRAPHMEM_BENCH_TREE", ROOT))  # whose graphmem a worker of --against imports
+sys.path.insert(0, str(TREE))
 
 from graphmem import Memory  # noqa: E402
 from graphmem.engine.extraction import make_extractor  # noqa: E402
@@ -32,6 +42,7 @@ from graphmem.settings import Settings  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared/bench/memorybank/eval_data"
 FILES = {"en": "en/memory_bank_en.json", "zh": "cn/memory_bank_cn.json"}
+COUNTS = ("windows", "sent", "calls", "prompt_tokens", "output_tokens", "cpu", "wall")
 
 
 def sessions(path: Path, limit: int) -> list[tuple[str, list[dict]]]:
@@ -54,49 +65,159 @@ def sessions(path: Path, limit: int) -> list[tuple[str, list[dict]]]:
     return out
 
 
+class Bench:
+    """A store and a warmed extractor; extracts what it is given and counts what that cost."""
+
+    def __init__(self, tmp: str) -> None:
+        self.settings = Settings(extraction="manual")
+        self.extractor = make_extractor(self.settings)  # the local model unless GRAPHMEM_LLM_BASE_URL names a server
+        if isinstance(self.extractor, LlamaExtractor):
+            self.extractor._llm()  # the load is not a per-message cost
+        # Nor is the fixed system prompt: a process evaluates it once and keeps it in the KV cache
+        # (a server's prompt cache does the same), so it costs a few seconds per process, not per
+        # window. Unwarmed, a 40-message run charged it 25 times over in its per-1,000 figure.
+        self.extractor.complete(SYSTEM_PROMPT, "1 [Ann] Hello.", WIRE_SCHEMA, 1)
+        self.mem = Memory(Path(tmp) / "mb.db", settings=self.settings, extractor=self.extractor)
+
+    def extract(self, lang: str, batch: list[tuple[str, list[dict]]]) -> dict[str, float]:
+        for sid, msgs in batch:
+            self.mem.add_messages(sid, msgs, namespace=lang)
+        c0, w0 = time.process_time(), time.perf_counter()
+        entries = self.mem.extract(namespace=lang)
+        cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+        sent = [e for e in entries if e.get("calls")]
+        return {"windows": len(entries), "sent": len(sent), "calls": sum(e["calls"] for e in sent),
+                "prompt_tokens": sum(e.get("prompt_tokens", 0) for e in sent),
+                "output_tokens": sum(e.get("output_tokens", 0) for e in sent), "cpu": cpu, "wall": wall}
+
+    def memories(self, lang: str) -> int:
+        return len(self.mem.list("memory", namespace=lang, status="active", limit=10_000))
+
+    def describe(self) -> str:
+        drafts = getattr(self.settings, "llm_draft_tokens", 0)
+        if drafts is None:  # chosen by a timed pass at the first call
+            llm = self.extractor._llm() if isinstance(self.extractor, LlamaExtractor) else None
+            drafts = f"drafts {'on' if getattr(llm, 'drafts_pay', False) else 'off'} as timed here"
+        else:
+            drafts = f"{drafts} draft tokens"
+        return f"{self.extractor.name}, {self.settings.llm_threads or 'llama.cpp default'} generation threads, {drafts}"
+
+
+def serve() -> None:
+    """A worker of --against: one JSON request a line on stdin, one JSON answer a line."""
+    answers = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # whatever else writes to stdout (llama.cpp's C code too) goes to stderr
+    with tempfile.TemporaryDirectory() as tmp:
+        bench = Bench(tmp)
+        answers.write(json.dumps({"describe": bench.describe(), "graphmem": sys.modules["graphmem"].__file__}) + "\n")
+        answers.flush()
+        for line in sys.stdin:
+            req = json.loads(line)
+            if req["op"] == "extract":
+                out = bench.extract(req["lang"], [(sid, msgs) for sid, msgs in req["batch"]])
+            else:
+                out = {"memories": bench.memories(req["lang"])}
+            answers.write(json.dumps(out) + "\n")
+            answers.flush()
+        bench.mem.close()
+
+
+class Worker:
+    def __init__(self, tree: Path) -> None:
+        env = {**os.environ, "GRAPHMEM_BENCH_TREE": str(tree), "PYTHONPATH": str(tree)}
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve"], cwd=tree, env=env, text=True,
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, encoding="utf-8")
+        self.hello = self.read()
+
+    def read(self) -> dict:
+        line = self.proc.stdout.readline()
+        if not line:
+            sys.exit(f"the worker exited with {self.proc.wait()}; its log is above")
+        return json.loads(line)
+
+    def ask(self, **req) -> dict:
+        self.proc.stdin.write(json.dumps(req, ensure_ascii=False) + "\n")
+        self.proc.stdin.flush()
+        return self.read()
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+def export(ref: str, into: Path) -> Path:
+    """The tree of git revision ``ref`` under ``into`` (git archive: the checkout is left as it is)."""
+    data = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True, capture_output=True).stdout
+    with tarfile.open(fileobj=BytesIO(data)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def row(name: str, lang: str, n: int, c: dict[str, float], memories: int) -> str:
+    k = 1000 / n
+    return (f"| {name} | {lang} | {n} | {c['windows']:.0f} | {c['sent']:.0f} | {c['calls'] * k:.0f} | "
+            f"{c['cpu'] * k:,.0f} | {c['wall'] * k:,.0f} | {c['prompt_tokens'] * k:,.0f} | "
+            f"{c['output_tokens'] * k:,.0f} | {memories * k:.0f} |")
+
+
+HEADER = ("| tree | language | messages | windows | sent to the model | calls per 1,000 | CPU s per 1,000 | "
+          "wall s per 1,000 | prompt tokens per 1,000 | output tokens per 1,000 | memories per 1,000 |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def straight(args: argparse.Namespace) -> None:
+    print(HEADER)
+    with tempfile.TemporaryDirectory() as tmp:
+        bench = Bench(tmp)
+        for lang in args.lang:
+            batch = sessions(args.memorybank / FILES[lang], args.messages)
+            counts = bench.extract(lang, batch)
+            print(row("this", lang, sum(len(m) for _, m in batch), counts, bench.memories(lang)))
+        bench.mem.close()
+    print(f"\n{bench.describe()}; one run")
+
+
+def paired(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        trees = {args.against: export(args.against, Path(tmp)), "this": ROOT}
+        workers = {name: Worker(tree) for name, tree in trees.items()}
+        for name, w in workers.items():
+            print(f"{name}: {w.hello['graphmem']}; {w.hello['describe']}", file=sys.stderr)
+        lines = []
+        for lang in args.lang:
+            batch = sessions(args.memorybank / FILES[lang], args.messages)
+            totals = {name: dict.fromkeys(COUNTS, 0.0) for name in workers}
+            for i, (sid, msgs) in enumerate(batch):
+                for name in list(workers)[:: 1 if i % 2 == 0 else -1]:  # who goes first alternates
+                    got = workers[name].ask(op="extract", lang=lang, batch=[(sid, msgs)])
+                    for key in COUNTS:
+                        totals[name][key] += got[key]
+                print(f"{lang} {sid}: " + ", ".join(f"{name} {totals[name]['cpu']:.0f} s" for name in workers),
+                      file=sys.stderr)
+            n = sum(len(m) for _, m in batch)
+            for name, w in workers.items():
+                lines.append(row(name, lang, n, totals[name], w.ask(op="memories", lang=lang)["memories"]))
+            before, after = (totals[name]["cpu"] for name in workers)
+            lines.append(f"| {args.against} / this | {lang} | | | | | **{before / after:.2f}x** | | | | |")
+        for w in workers.values():
+            w.close()
+    print(HEADER)
+    print("\n".join(lines))
+    print(f"\n{workers['this'].hello['describe']}; each user-day extracted by both trees in turn, "
+          "in alternating order; one run")
+
+
 def main() -> None:
+    if sys.argv[1:] == ["--serve"]:
+        return serve()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--memorybank", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--messages", type=int, default=64, help="messages per language")
+    ap.add_argument("--lang", choices=sorted(FILES), action="append", help="languages (default: both)")
+    ap.add_argument("--against", metavar="REF", help="a git revision to compare with, in pairs")
     args = ap.parse_args()
-    settings = Settings(extraction="manual")
-    extractor = make_extractor(settings)  # the local model unless GRAPHMEM_LLM_BASE_URL names a server
-    if isinstance(extractor, LlamaExtractor):
-        extractor._llm()  # the load is not a per-message cost
-    # Nor is the fixed system prompt: a process evaluates it once and keeps it in the KV cache
-    # (a server's prompt cache does the same), so it costs a few seconds per process, not per
-    # window. Unwarmed, a 40-message run charged it 25 times over in its per-1,000 figure.
-    extractor.complete(SYSTEM_PROMPT, "1 [Ann] Hello.", WIRE_SCHEMA, 1)
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp, Memory(Path(tmp) / "mb.db", settings=settings, extractor=extractor) as mem:
-        for lang, file in FILES.items():
-            batch = sessions(args.memorybank / file, args.messages)
-            n = sum(len(m) for _, m in batch)
-            for sid, msgs in batch:
-                mem.add_messages(sid, msgs, namespace=lang)
-            c0, w0 = time.process_time(), time.perf_counter()
-            entries = mem.extract(namespace=lang)
-            cpu, wall = time.process_time() - c0, time.perf_counter() - w0
-            sent = [e for e in entries if e.get("calls")]
-            memories = len(mem.list("memory", namespace=lang, status="active", limit=10_000))
-            rows.append((lang, n, len(entries), len(sent), sum(e["calls"] for e in sent),
-                         sum(e.get("prompt_tokens", 0) for e in sent), sum(e.get("output_tokens", 0) for e in sent),
-                         cpu, wall, memories))
-    per = "per 1,000 messages"
-    print(f"| language | messages | windows | sent to the model | calls {per} | CPU s {per} | wall s {per} | "
-          f"prompt tokens {per} | output tokens {per} | memories {per} |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for lang, n, windows, sent, calls, pt, ot, cpu, wall, memories in rows:
-        k = 1000 / n
-        print(f"| {lang} | {n} | {windows} | {sent} | {calls * k:.0f} | {cpu * k:,.0f} | {wall * k:,.0f} | "
-              f"{pt * k:,.0f} | {ot * k:,.0f} | {memories * k:.0f} |")
-    llm = extractor._llm() if isinstance(extractor, LlamaExtractor) else None
-    drafts = getattr(settings, "llm_draft_tokens", 0)
-    if drafts is None:  # chosen by a timed pass at the first call
-        drafts = f"drafts {'on' if getattr(llm, 'drafts_pay', False) else 'off'} as timed here"
-    else:
-        drafts = f"{drafts} draft tokens"
-    print(f"\n{extractor.name}, {settings.llm_threads or 'llama.cpp default'} generation threads, {drafts}; one run")
+    args.lang = args.lang or list(FILES)
+    (paired if args.against else straight)(args)
 
 
 if __name__ == "__main__":
