@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import subprocess
 import sys
 import tarfile
@@ -165,6 +166,16 @@ HEADER = ("| tree | language | messages | windows | sent to the model | calls pe
           "|---|---|---|---|---|---|---|---|---|---|---|")
 
 
+def interval(days: list[dict[str, float]], before: str, draws: int = 2000) -> tuple[float, float]:
+    """A 90 % bootstrap interval of the CPU ratio over the user-days sampled: the days differ far
+    more than the machine does (one run's days read 1.3x to 5.1x), so this is how far another
+    sample of days might move the ratio. Seeded: the same run prints the same interval."""
+    rng = random.Random(0)
+    ratios = sorted(sum(d[before] for d in pick) / sum(d["this"] for d in pick)
+                    for pick in (rng.choices(days, k=len(days)) for _ in range(draws)))
+    return ratios[draws // 20], ratios[draws - 1 - draws // 20]
+
+
 def straight(args: argparse.Namespace) -> None:
     print(HEADER)
     with tempfile.TemporaryDirectory() as tmp:
@@ -187,9 +198,12 @@ def paired(args: argparse.Namespace) -> None:
         for lang in args.lang:
             batch = sessions(args.memorybank / FILES[lang], args.messages)
             totals = {name: dict.fromkeys(COUNTS, 0.0) for name in workers}
+            days = []  # each user-day's CPU seconds, by tree
             for i, (sid, msgs) in enumerate(batch):
+                days.append({})
                 for name in list(workers)[:: 1 if i % 2 == 0 else -1]:  # who goes first alternates
                     got = workers[name].ask(op="extract", lang=lang, batch=[(sid, msgs)])
+                    days[-1][name] = got["cpu"]
                     for key in COUNTS:
                         totals[name][key] += got[key]
                 print(f"{lang} {sid}: " + ", ".join(f"{name} {totals[name]['cpu']:.0f} s" for name in workers),
@@ -198,13 +212,15 @@ def paired(args: argparse.Namespace) -> None:
             for name, w in workers.items():
                 lines.append(row(name, lang, n, totals[name], w.ask(op="memories", lang=lang)["memories"]))
             before, after = (totals[name]["cpu"] for name in workers)
-            lines.append(f"| {args.against} / this | {lang} | | | | | **{before / after:.2f}x** | | | | |")
+            low, high = interval(days, args.against)
+            lines.append(f"| {args.against} / this | {lang} | | | | | **{before / after:.2f}x** "
+                         f"({low:.2f}-{high:.2f}) | | | | |")
         for w in workers.values():
             w.close()
     print(HEADER)
     print("\n".join(lines))
     print(f"\n{workers['this'].hello['describe']}; each user-day extracted by both trees in turn, "
-          "in alternating order; one run")
+          "in alternating order; in brackets a 90 % bootstrap interval over the user-days; one run")
 
 
 def main() -> None:
