@@ -37,7 +37,7 @@ sys.path.insert(0, str(TREE))
 
 from graphmem import Memory  # noqa: E402
 from graphmem.engine.extraction import make_extractor  # noqa: E402
-from graphmem.extract.extractors import SYSTEM_PROMPT, LlamaExtractor  # noqa: E402
+from graphmem.extract.extractors import SYSTEM_PROMPT, Extractor, LlamaExtractor  # noqa: E402
 from graphmem.extract.schema import WIRE_SCHEMA  # noqa: E402
 from graphmem.settings import Settings  # noqa: E402
 
@@ -66,18 +66,24 @@ def sessions(path: Path, limit: int) -> list[tuple[str, list[dict]]]:
     return out
 
 
+def warm(extractor: Extractor) -> Extractor:
+    """The extractor with its model loaded and the fixed system prompt evaluated: neither is a
+    per-message cost. A process evaluates the prompt once and keeps it in the KV cache (a server's
+    prompt cache does the same), so it costs a few seconds per process, not per window. Unwarmed,
+    a 40-message run charged it 25 times over in its per-1,000 figure."""
+    if isinstance(extractor, LlamaExtractor):
+        extractor._llm()
+    extractor.complete(SYSTEM_PROMPT, "1 [Ann] Hello.", WIRE_SCHEMA, 1)
+    return extractor
+
+
 class Bench:
     """A store and a warmed extractor; extracts what it is given and counts what that cost."""
 
     def __init__(self, tmp: str) -> None:
         self.settings = Settings(extraction="manual")
-        self.extractor = make_extractor(self.settings)  # the local model unless GRAPHMEM_LLM_BASE_URL names a server
-        if isinstance(self.extractor, LlamaExtractor):
-            self.extractor._llm()  # the load is not a per-message cost
-        # Nor is the fixed system prompt: a process evaluates it once and keeps it in the KV cache
-        # (a server's prompt cache does the same), so it costs a few seconds per process, not per
-        # window. Unwarmed, a 40-message run charged it 25 times over in its per-1,000 figure.
-        self.extractor.complete(SYSTEM_PROMPT, "1 [Ann] Hello.", WIRE_SCHEMA, 1)
+        # the local model unless GRAPHMEM_LLM_BASE_URL names a server
+        self.extractor = warm(make_extractor(self.settings))
         self.mem = Memory(Path(tmp) / "mb.db", settings=self.settings, extractor=self.extractor)
 
     def extract(self, lang: str, batch: list[tuple[str, list[dict]]]) -> dict[str, float]:
@@ -126,8 +132,8 @@ def serve() -> None:
 class Worker:
     def __init__(self, tree: Path) -> None:
         env = {**os.environ, "GRAPHMEM_BENCH_TREE": str(tree), "PYTHONPATH": str(tree)}
-        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve"], cwd=tree, env=env, text=True,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, encoding="utf-8")
+        self.proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--serve"], cwd=tree, env=env,
+                                     text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, encoding="utf-8")
         self.hello = self.read()
 
     def read(self) -> dict:

@@ -7,8 +7,8 @@ of rules the recordings do not reach."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from graphmem.extract.extractors import Completion

@@ -19,12 +19,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
-from extraction import DEFAULT_DATA, FILES, sessions  # noqa: E402
+from extraction import DEFAULT_DATA, FILES, sessions, warm  # noqa: E402
 
 from graphmem import Memory  # noqa: E402
 from graphmem.engine.extraction import make_extractor  # noqa: E402
-from graphmem.extract.extractors import SYSTEM_PROMPT, LlamaExtractor  # noqa: E402
-from graphmem.extract.schema import WIRE_SCHEMA  # noqa: E402
+from graphmem.extract.extractors import LlamaExtractor  # noqa: E402
 from graphmem.settings import Settings  # noqa: E402
 
 
@@ -37,9 +36,8 @@ class Paired:
         path, n_ctx, n_threads, n_gpu_layers, seed = stopped._key
         whole = LlamaExtractor(path, n_ctx=n_ctx, n_threads=n_threads, n_gpu_layers=n_gpu_layers, seed=seed + 1,
                                draft_tokens=stopped.draft_tokens)
-        self.models, self.name, self.pairs = {"whole": whole, "stopped": stopped}, stopped.name, []
-        for model in self.models.values():  # load, and cache the fixed prompt
-            model.complete(SYSTEM_PROMPT, "1 [Ann] Hello.", WIRE_SCHEMA, 1)
+        self.models = {"whole": warm(whole), "stopped": warm(stopped)}
+        self.name, self.pairs = stopped.name, []
 
     def complete(self, system, user, schema, max_tokens, stop=()):
         if not stop:  # a window that may teach a workflow is asked whole either way
