@@ -183,6 +183,12 @@ class Settings(BaseSettings):
     keys_path: Path | None = Field(None, description="graphmem serve's API keys (hashed); default: beside the "
                                    "embedded store file, <name>.keys.db")
     serve_max_body: int = Field(16 * 2**20, ge=1024, description="graphmem serve: the largest request body in bytes")
+    serve_allowed_hosts: list[str] = Field(
+        [], description="graphmem serve and mcp: Host names answered besides the loopback names and the bound address "
+        "(JSON list, e.g. [\"memory.internal\"]; \"*\" answers any, for a keyed server behind a proxy); others get 421")
+    serve_cors_origins: list[str] = Field(
+        [], description="graphmem serve and mcp: web origins whose pages may call the server (CORS); none by default, "
+        "and requests from any other page's origin get 403")
     embedder: Literal["use", "e5"] = "use"
     blas_threads: int | None = Field(
         None, ge=1, description="threads numpy's BLAS may use in this process, set when a Memory opens (None: as the "

@@ -36,13 +36,23 @@ def _uvicorn():
     return module
 
 
-def guarded_host(host: str, keys) -> None:
-    """An open server (no API keys) listens on loopback only."""
-    from ..serve.app import LOOPBACK
+def host_policy(host: str, keys, allowed_hosts: list[str], cors_origins: list[str], conf):
+    """What a server accepts from browsers (``serve/hosts.py``); an open server (no API keys)
+    listens on loopback only."""
+    from ..serve.hosts import HostPolicy
 
-    if host not in LOOPBACK and not keys.any():
+    policy = HostPolicy(host, [*conf.serve_allowed_hosts, *allowed_hosts], [*conf.serve_cors_origins, *cors_origins])
+    if not policy.loopback and not keys.any():
         raise ConfigurationError(f"refusing to listen on {host} without API keys: create one with "
                                  "`graphmem keys create --namespace NS` (an open server is for loopback only)")
+    return policy
+
+
+ALLOWED_HOST = typer.Option([], "--allowed-host", help="a Host name clients use to reach this server, besides the "
+                            "loopback names and the bound address (repeatable; '*' for any, keyed servers behind a "
+                            "proxy); requests naming another get 421, which stops DNS rebinding")
+CORS_ORIGIN = typer.Option([], "--cors-origin", help="a web origin (https://app.example) whose pages may call this "
+                           "server (repeatable); CORS is off without one, and pages of other origins get 403")
 
 
 def serving_settings():
@@ -59,6 +69,8 @@ def serve(
     host: str = typer.Option("127.0.0.1", "--host", help="address to listen on; other than loopback needs API keys"),
     port: int = typer.Option(8765, "--port", min=1, max=65535),
     log_level: str = typer.Option("info", "--log-level", help="uvicorn's: critical, error, warning, info, debug"),
+    allowed_host: list[str] = ALLOWED_HOST,
+    cors_origin: list[str] = CORS_ORIGIN,
 ) -> None:
     """Serve the REST API (OpenAPI at /openapi.json, docs at /docs). With no API keys it runs
     open, on loopback only; with keys every request needs one and acts in its namespace."""
@@ -67,10 +79,11 @@ def serve(
     from ..serve.app import create_app
 
     conf, keys = serving_settings(), key_store()
-    guarded_host(host, keys)
-    server = create_app(lambda: Memory(state.db, settings=conf), keys, max_body=conf.serve_max_body)
+    hosts = host_policy(host, keys, allowed_host, cors_origin, conf)
+    server = create_app(lambda: Memory(state.db, settings=conf), keys, max_body=conf.serve_max_body, hosts=hosts)
     mode = "API keys required" if keys.any() else "open (no API keys; loopback only)"
-    out.print(f"graphmem serve: http://{host}:{port} ({mode}; store {conf.backend}; keys {keys.path})", highlight=False)
+    out.print(f"graphmem serve: http://{host}:{port} ({mode}; store {conf.backend}; keys {keys.path}; answers to "
+              f"{hosts.hosts_text}; CORS {', '.join(sorted(hosts.origins)) or 'off'})", highlight=False)
     uvicorn.run(server, host=host, port=port, log_level=log_level)
 
 
@@ -81,6 +94,8 @@ def mcp(
                                   "(streamable HTTP at /mcp)"),
     host: str = typer.Option("127.0.0.1", "--host", help="http: address to listen on; other than loopback needs keys"),
     port: int = typer.Option(8766, "--port", min=1, max=65535),
+    allowed_host: list[str] = ALLOWED_HOST,
+    cors_origin: list[str] = CORS_ORIGIN,
 ) -> None:
     """Serve graphmem to MCP clients (tools remember, recall, context, add_messages, forget, update,
     history, search_entities, get_procedure, stats; the soul and session summaries as resources).
@@ -92,17 +107,24 @@ def mcp(
     from ..serve.mcp import build
 
     conf, keys = serving_settings(), key_store()
-    if transport == "http":
-        guarded_host(host, keys)
+    hosts = host_policy(host, keys, allowed_host, cors_origin, conf) if transport == "http" else None
     with Memory(state.db, settings=conf) as memory:
         server = build(memory, state.namespace, keys)
         if transport == "stdio":
             server.run("stdio")  # stdout is the protocol's: nothing else may print there
             return
-        web = server.streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True,
-                                         host=host)
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from ..serve.app import problem
+        from ..serve.hosts import guarded
+
+        # the REST server's Host, Origin and content-type checks (the SDK's own would let a page of any
+        # localhost port in, and none on a server bound beyond loopback)
+        web = guarded(server.streamable_http_app(
+            streamable_http_path="/mcp", stateless_http=True, json_response=True, host=host,
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False)), hosts, problem)
         mode = "API keys required" if keys.any() else f"open, namespace {state.namespace!r}"
-        err.print(f"graphmem mcp: http://{host}:{port}/mcp ({mode})", highlight=False)
+        err.print(f"graphmem mcp: http://{host}:{port}/mcp ({mode}; answers to {hosts.hosts_text})", highlight=False)
         uvicorn.run(web, host=host, port=port, log_level="warning")
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
-from ..errors import ValidationError
+from ..errors import ImportFormatError, ValidationError
 from ..models import NODE_TYPES, Edge, Node, embed_text, utcnow
 from ..models.jsonl import read_jsonl, refuse_bad_lines
 from ..models.records import NAMESPACE_PATTERN, Namespace
@@ -63,7 +63,12 @@ def import_(parts: Parts, lines: Iterable[str], *, namespace: str | None = None,
             ) -> dict[str, Any]:
     """Read a JSONL export; see ``Memory.import_``."""
     store, embedder = parts.store, parts.embedder
-    state: dict[str, Any] = {"target": checked_namespace(namespace) if namespace else None, "header": {}}
+    state: dict[str, Any] = {"target": checked_namespace(namespace) if namespace else None, "header": {}, "line": 0}
+    line_of: dict[str, int] = {}  # node id -> its line in the file
+
+    def numbered(source: Iterable[str]) -> Iterable[str]:
+        for state["line"], raw in enumerate(source, 1):
+            yield raw
 
     def target(data: dict[str, Any]) -> str:
         state["target"] = state["target"] or checked_namespace(data.get("namespace", "default"))
@@ -83,6 +88,7 @@ def import_(parts: Parts, lines: Iterable[str], *, namespace: str | None = None,
             if kind not in NODE_TYPES:
                 raise ValueError(f"unknown kind {kind!r}")
             node = NODE_TYPES[kind].model_validate(data)
+            line_of[node.id] = state["line"]
             vec = None
             if "vector" in row:
                 vec = np.frombuffer(base64.b64decode(row["vector"], validate=True), dtype="<f4").astype(np.float32)
@@ -95,7 +101,7 @@ def import_(parts: Parts, lines: Iterable[str], *, namespace: str | None = None,
             return "edge", Edge.model_validate(data)
         raise ValueError("expected a 'format', 'node' or 'edge' object")
 
-    rows, errors = read_jsonl(lines, parse)
+    rows, errors = read_jsonl(numbered(lines), parse)
     if not skip_invalid:
         refuse_bad_lines(errors, "imported")
     nodes: list[Node] = [value[0] for what, value in rows if what == "node"]
@@ -108,10 +114,20 @@ def import_(parts: Parts, lines: Iterable[str], *, namespace: str | None = None,
         vectors.clear()  # vectors of another model are re-computed below
     # what the store would refuse part way through the batches is refused before the first:
     # an import is all or nothing
-    kinds = {n.id: n.kind for n in store.get(ns, [n.id for n in nodes])}
-    clash = next((n for n in nodes if kinds.get(n.id, n.kind) != n.kind), None)
+    stored = {n.id: n for n in store.get(ns, [n.id for n in nodes])}
+    clash = next((n for n in nodes if n.id in stored and stored[n.id].kind != n.kind), None)
     if clash is not None:
-        raise ValidationError(f"id {clash.id!r} is already a {kinds[clash.id]} in namespace {ns!r}, not a {clash.kind}")
+        raise ImportFormatError(line_of[clash.id], f"id {clash.id!r} is already a {stored[clash.id].kind} in namespace "
+                                                   f"{ns!r}, not a {clash.kind}; nothing was imported")
+    # a record is never rewritten in place (no history would say it changed): one already here
+    # is left as it is when the line says the same, and refused when it says something else
+    changed = next((n for n in nodes if n.id in stored and _content(n) != _content(stored[n.id])), None)
+    if changed is not None:
+        fields = sorted(k for k, v in _content(changed).items() if _content(stored[changed.id]).get(k) != v)
+        raise ImportFormatError(line_of[changed.id], f"{changed.kind} {changed.id!r} already exists in namespace {ns!r} "
+                                f"with another {', '.join(fields)}; an import never rewrites a record (correct it "
+                                "with update, which keeps its history); nothing was imported")
+    nodes = [n for n in nodes if n.id not in stored]
     node_ids = {n.id for n in nodes}
     ends = list(({e.source for e in edges} | {e.target for e in edges}) - node_ids)
     existing = {n.id for n in store.get(ns, ends)} | node_ids
@@ -136,5 +152,13 @@ def import_(parts: Parts, lines: Iterable[str], *, namespace: str | None = None,
         if state["header"].get("soul"):
             store.set_meta(ns, "soul", state["header"]["soul"])
         chain_namespace(parts, ChainBuilder(parts), ns, utcnow())  # an export written before procedures were chains
-    return {"namespace": ns, "nodes": len(nodes), "edges": len(edges),
+    return {"namespace": ns, "nodes": len(nodes), "unchanged": len(stored), "edges": len(edges),
             "errors": [{"line": e.line, "reason": e.reason} for e in errors]}
+
+
+_BOOKKEEPING = frozenset({"namespace", "access_count", "last_accessed_at", "updated_at"})
+
+
+def _content(node: Node) -> dict[str, Any]:
+    """What a record says, without the counters that reads move."""
+    return {k: v for k, v in node.model_dump(mode="json").items() if k not in _BOOKKEEPING}

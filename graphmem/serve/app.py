@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -21,12 +22,12 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ..errors import (ConfigurationError, ConflictError, EmbeddingError, ExtractionError, GraphMemError, NotFoundError,
                       StoreError, ValidationError)
 from ..models.records import NAMESPACE_PATTERN
+from .hosts import BrowserGuard, HostPolicy, cors_options
 from .keys import KeyStore, token_of
 
 log = logging.getLogger("graphmem.serve")
 T = TypeVar("T")
 PROBLEM = "application/problem+json"
-LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
 class Problem(Exception):
@@ -66,11 +67,12 @@ def _problem_response(description: str) -> dict[str, Any]:
 PROBLEM_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: _problem_response("malformed JSON, a cursor of another listing"),
     401: _problem_response("a key is required, or the key is unknown or revoked"),
-    403: _problem_response("the key is for another namespace, or read-only"),
+    403: _problem_response("the key is for another namespace, or read-only; or a web page of another origin sent it"),
     404: _problem_response("no such record in this namespace"),
     405: _problem_response("method not allowed"),
     409: _problem_response("a conflict: the id is taken"),
     413: _problem_response("the body is over the size limit"),
+    421: _problem_response("the Host header names a host this server does not answer to (DNS rebinding)"),
     422: _problem_response("invalid input: the field and why"),
     503: _problem_response("the store, the embedder or the model is unavailable"),
 }
@@ -133,7 +135,7 @@ def _install_errors(app: FastAPI) -> None:
 
 
 _TITLES = {400: "Bad request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 405: "Method not allowed",
-           413: "Request too large"}
+           413: "Request too large", 415: "Unsupported media type", 421: "Misdirected request"}
 
 
 # the request size limit ------------------------------------------------------------------
@@ -234,9 +236,11 @@ def paged(fetch: Callable[[int, int], list[T]], limit: int, cursor: str | None, 
 
 
 # the app -----------------------------------------------------------------------------------
-def create_app(memory_factory: Callable[[], Any], keys: KeyStore, *, max_body: int = 16 * 2**20) -> FastAPI:
+def create_app(memory_factory: Callable[[], Any], keys: KeyStore, *, max_body: int = 16 * 2**20,
+               hosts: HostPolicy | None = None) -> FastAPI:
     """The app; ``memory_factory`` opens the ``Memory`` it serves when the app starts (and it
-    is closed when the app stops)."""
+    is closed when the app stops). ``hosts`` says which Host names and web origins it accepts
+    (``hosts.py``); by default those of a loopback server with CORS off."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -267,4 +271,8 @@ def create_app(memory_factory: Callable[[], Any], keys: KeyStore, *, max_body: i
 
     app.openapi = openapi  # type: ignore[method-assign]
     app.add_middleware(BodyLimit, limit=max_body)
+    hosts = hosts or HostPolicy("127.0.0.1")
+    if hosts.origins:
+        app.add_middleware(CORSMiddleware, **cors_options(hosts))
+    app.add_middleware(BrowserGuard, policy=hosts, respond=problem)  # outermost: refused before anything runs
     return app

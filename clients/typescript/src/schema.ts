@@ -925,6 +925,7 @@ export interface components {
             name: string;
             /**
              * Type
+             * @description person, org, place, thing, ... in any spelling (PERSON, Person, company)
              * @default thing
              */
             type?: string;
@@ -2308,7 +2309,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2346,6 +2347,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2411,7 +2421,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2449,6 +2459,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2521,7 +2540,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2559,6 +2578,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2629,7 +2657,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2667,6 +2695,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2735,7 +2772,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2773,6 +2810,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2842,7 +2888,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2880,6 +2926,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2952,7 +3007,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2990,6 +3045,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3062,7 +3126,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3100,6 +3164,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3176,7 +3249,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3214,6 +3287,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3284,7 +3366,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3322,6 +3404,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3390,7 +3481,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3428,6 +3519,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3497,7 +3597,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3535,6 +3635,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3607,7 +3716,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3645,6 +3754,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3713,7 +3831,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3751,6 +3869,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3819,7 +3946,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3857,6 +3984,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3927,7 +4063,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3965,6 +4101,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4035,7 +4180,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4073,6 +4218,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4142,7 +4296,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4180,6 +4334,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4248,7 +4411,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4286,6 +4449,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4356,7 +4528,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4394,6 +4566,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4465,7 +4646,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4503,6 +4684,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4573,7 +4763,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4611,6 +4801,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4679,7 +4878,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4717,6 +4916,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4787,7 +4995,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4825,6 +5033,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4895,7 +5112,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4933,6 +5150,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5001,7 +5227,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5039,6 +5265,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5107,7 +5342,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5145,6 +5380,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5213,7 +5457,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5251,6 +5495,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5319,7 +5572,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5357,6 +5610,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5424,7 +5686,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5462,6 +5724,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5535,7 +5806,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5573,6 +5844,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5644,7 +5924,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5682,6 +5962,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5748,7 +6037,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5786,6 +6075,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5854,7 +6152,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -5892,6 +6190,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5962,7 +6269,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6000,6 +6307,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6072,7 +6388,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6110,6 +6426,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6181,7 +6506,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6219,6 +6544,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6289,7 +6623,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6327,6 +6661,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6396,7 +6739,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6434,6 +6777,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6502,7 +6854,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6540,6 +6892,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6612,7 +6973,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6650,6 +7011,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6722,7 +7092,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6760,6 +7130,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6832,7 +7211,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6870,6 +7249,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6936,7 +7324,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["ProblemDetails"];
                 };
             };
-            /** @description the key is for another namespace, or read-only */
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -6974,6 +7362,15 @@ export interface operations {
             };
             /** @description the body is over the size limit */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
                 headers: {
                     [name: string]: unknown;
                 };
