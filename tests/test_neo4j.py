@@ -323,7 +323,7 @@ def test_wrong_dimension_is_refused_at_write_time(store):
 
 def test_read_only_exploration_refuses_writes(store):
     with pytest.raises(ValidationError, match="read-only"):
-        store.explore("CREATE (:Intruder {x: 1})", {})
+        store.explore("CREATE (:Intruder {x: 1})", {}, "default")
     assert run("MATCH (n:Intruder) RETURN count(n) AS n").records[0]["n"] == 0
 
 

@@ -116,7 +116,7 @@ def test_cypher_is_read_only_on_neo4j_and_refused_clearly_on_the_embedded_store(
     assert gmem.cypher("MATCH (m:Memory {namespace: $namespace}) RETURN count(m) AS n", namespace="other") == [{"n": 0}]
     with pytest.raises(ValidationError, match="read-only"):
         gmem.cypher("CREATE (:Intruder)")
-    assert gmem.cypher("MATCH (n:Intruder) RETURN count(n) AS n") == [{"n": 0}]
+    assert gmem.cypher("MATCH (n:Intruder {namespace: $namespace}) RETURN count(n) AS n") == [{"n": 0}]
 
 
 def test_session_commands(tmp_path):

@@ -4,7 +4,7 @@
 // mode:    read
 MATCH (p:Entity {namespace: $namespace})
 WHERE toLower(p.name) = toLower($name) OR toLower($name) IN [a IN p.aliases | toLower(a)]
-MATCH (p)-[r:SAID|MENTIONS]-(m:Message)
+MATCH (p)-[r:SAID|MENTIONS]-(m:Message {namespace: $namespace})
 RETURN CASE type(r) WHEN 'SAID' THEN 'said' ELSE 'mentioned' END AS how, m.session_id AS session, m.seq AS seq,
        m.created_at AS at, m.speaker AS speaker, m.content AS message
 ORDER BY at DESC, seq DESC

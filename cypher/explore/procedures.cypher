@@ -4,8 +4,8 @@
 // mode:    read
 MATCH (p:Procedure {namespace: $namespace})-[:FIRST_STEP]->(first:Step)
 WHERE p.status = 'active'
-MATCH chain = (first)-[:NEXT*0..]->(last:Step)
-WHERE NOT (last)-[:NEXT]->()
+MATCH chain = (first)-[:NEXT*0..]->(last:Step {namespace: $namespace})
+WHERE NOT (last)-[:NEXT]->(:Step {namespace: $namespace})
 RETURN p.id AS procedure, p.task AS task,
        [s IN nodes(chain) | toString(s.order) + '. ' + s.text] AS steps,
        [s IN nodes(chain) | s.failure_count] AS step_failures,

@@ -4,8 +4,8 @@
 // params:  $namespace (string), $session_id (string)
 // mode:    read
 MATCH (s:Session {namespace: $namespace, id: $session_id})-[:HAS_MESSAGE]->(m:Message)
-OPTIONAL MATCH (speaker:Entity)-[:SAID]->(m)
-OPTIONAL MATCH (m)-[:MENTIONS]->(e:Entity)
+OPTIONAL MATCH (speaker:Entity {namespace: $namespace})-[:SAID]->(m)
+OPTIONAL MATCH (m)-[:MENTIONS]->(e:Entity {namespace: $namespace})
 OPTIONAL MATCH (newer:Memory {namespace: $namespace, id: m.superseded_by})
 WITH m, speaker, collect(DISTINCT e.name) AS mentions, newer
 RETURN m.seq AS seq, m.created_at AS at, coalesce(speaker.name, m.role) AS speaker, m.content AS message,

@@ -4,8 +4,8 @@
 // mode:    read
 MATCH (t:Trace {namespace: $namespace})
 WITH t ORDER BY (t.id = $trace_id) DESC, t.created_at DESC LIMIT 1
-MATCH (t)-[:HAS_STEP]->(s:TraceStep)
-OPTIONAL MATCH (s)-[:CALLED]->(c:ToolCall)-[:OF_TOOL]->(tool:Tool)
+MATCH (t)-[:HAS_STEP]->(s:TraceStep {namespace: $namespace})
+OPTIONAL MATCH (s)-[:CALLED]->(c:ToolCall {namespace: $namespace})-[:OF_TOOL]->(tool:Tool)
 WITH t, s, c, tool ORDER BY s.order, c.created_at
 RETURN t.id AS trace, t.task AS task, t.success AS success, s.order AS step, s.text AS did,
        collect(CASE WHEN c IS NULL THEN null

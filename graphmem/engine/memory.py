@@ -569,8 +569,8 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
         return neighbourhood(self.store, find_entity(self.store, namespace, entity), depth, limit)
 
     def cypher(self, query: str, params: dict[str, Any] | None = None, *, namespace: str = "default") -> list[dict[str, Any]]:
-        """Run a read-only Cypher query on the Neo4j backend (the server refuses any write) and
-        return its rows as dicts; ``$namespace`` is ``namespace`` unless ``params`` sets it."""
+        """A read-only Cypher query's rows (Neo4j), seeing ``namespace`` alone: each pattern needs a
+        node ``{namespace: $namespace}``, and ``$namespace`` is ``namespace`` (``store.cypher_scope``)."""
         if not self.store.capabilities.cypher:
             raise ConfigurationError("Memory.cypher needs the Neo4j backend (GRAPHMEM_BACKEND=neo4j): the embedded "
                                      "store has no Cypher engine")
@@ -578,7 +578,7 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
             raise ValidationError("query must be a non-empty Cypher string")
         if params is not None and not (isinstance(params, dict) and all(isinstance(k, str) for k in params)):
             raise ValidationError("params must be a dict with string keys")
-        columns, rows = self.store.explore(query, {"namespace": namespace, **(params or {})})  # type: ignore[attr-defined]
+        columns, rows = self.store.explore(query, dict(params or {}), namespace)  # type: ignore[attr-defined]
         return [dict(zip(columns, row)) for row in rows]
 
     def namespaces(self) -> list[str]:

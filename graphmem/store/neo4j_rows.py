@@ -10,6 +10,7 @@ from typing import Any
 from ..errors import StoreError, ValidationError
 from ..models import Edge, EdgeType, Node
 from .base import body_terms, node_text, scope_token
+from .cypher_scope import check_scoped
 
 WRITE_BATCH = 2000  # nodes or edges per UNWIND
 READ_CHUNK = 5000  # ids per IN list
@@ -83,16 +84,43 @@ def edge_rows(edges: Sequence[Edge]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _own(value: Any, namespace: str) -> None:
+    """Raise if ``value`` holds a node (alone, in a list or map, or on a relationship or path)
+    of another namespace: the second line behind ``check_scoped``."""
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            _own(item, namespace)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _own(item, namespace)
+    elif hasattr(value, "nodes") and not hasattr(value, "labels"):  # a path or a relationship
+        for node in value.nodes:
+            _own(node, namespace)
+    elif hasattr(value, "labels") and hasattr(value, "get"):  # a node
+        if "namespace" in value.keys() and value.get("namespace") != namespace:
+            raise ValidationError("the query's answer holds a node of another namespace; it was withheld")
+
+
 class ExploreMixin:
     """Read-only Cypher of a user's own (``Memory.cypher``, ``graphmem cypher``)."""
 
-    def explore(self, text: str, params: dict[str, Any]) -> tuple[list[str], list[list[Any]]]:
-        """Run a user's exploration query in a read transaction: any write is refused by the
-        server. Returns column names and rows."""
+    def explore(self, text: str, params: dict[str, Any], namespace: str) -> tuple[list[str], list[list[Any]]]:
+        """Run a user's exploration query, kept to ``namespace`` (``cypher_scope``: a query
+        that could read beyond it is refused before it is sent, ``$namespace`` is always
+        ``namespace``, and a node of another namespace in the answer is an error), in a read
+        transaction: any write is refused by the server. Returns column names and rows."""
+        check_scoped(text)
+        if params.get("namespace", namespace) != namespace:
+            raise ValidationError(f"$namespace is the namespace the query runs in ({namespace!r}); a query cannot "
+                                  "name another")
+        params = {**params, "namespace": namespace}
 
         def work(tx: Any) -> tuple[list[str], list[list[Any]]]:
             result = tx.run(text, params)
-            return list(result.keys()), [list(r.values()) for r in result]
+            rows = [list(r.values()) for r in result]
+            for row in rows:
+                _own(row, namespace)
+            return list(result.keys()), rows
 
         try:
             with self._errors(), self._session(default_access_mode=self._neo4j.READ_ACCESS) as session:
