@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 
 from graphmem.cli import app
 from graphmem.errors import ConflictError, NotFoundError, ValidationError
+from graphmem.text import normalise_name
 
 
 def test_an_entity_added_first_is_the_one_later_mentions_link_to(gmem):
@@ -39,14 +40,14 @@ def test_update_entity_changes_it_in_place_and_keeps_names_unique(gmem):
     assert gmem.find_entities("who runs the Lisbon office?", k=1)[0].id == ann.id
     with pytest.raises(ConflictError, match="Bob Stone"):
         gmem.update_entity(ann.id, aliases=["Bob Stone"])
-    with pytest.raises(ConflictError, match="Ann Lee"):
-        gmem.add_entity("annie")
+    assert gmem.add_entity("annie").id == ann.id  # get-or-create: the entity already named so
     assert gmem.get_entity(ann.id).aliases == ["Annie", "A. Lee"]
+    with pytest.raises(ConflictError, match="Bob Stone"):
+        gmem.add_entity("Robert Stone", aliases=["Bob Stone"])
 
 
 @pytest.mark.parametrize("call, match", [
     (lambda m: m.add_entity(""), "name"),
-    (lambda m: m.add_entity("X", type="Not A Type"), "Not A Type"),
     (lambda m: m.update_entity("ent_missing", description="x"), "ent_missing"),
     (lambda m: m.update_entity("ent_missing"), "needs a change"),
     (lambda m: m.forget_entity("ent_missing"), "ent_missing"),
@@ -86,8 +87,9 @@ def test_entity_commands(tmp_path):
     other = run("entity", "add", "A. Lee").strip()
     assert "merged" in run("entity", "merge", ent_id, other) and json.loads(run("entity", "show", other, "--json"))["id"] == ent_id
     assert "deleted 1" in run("entity", "forget", ent_id)
-    bad = runner.invoke(app, ["--db", db, "entity", "add", "X", "--type", "Bad Type"])
-    assert bad.exit_code == 1 and "Bad Type" in bad.output
+    typed = runner.invoke(app, ["--db", db, "entity", "add", "X", "--type", "Programming Language"])
+    assert typed.exit_code == 0, typed.output
+    assert json.loads(run("entity", "show", "X", "--json"))["type"] == "programming_language"
 
 
 def test_merge_entities_moves_every_link_and_leaves_no_orphan(gmem):
@@ -156,9 +158,8 @@ def test_identity_is_name_and_stated_type_and_an_untyped_mention_takes_the_most_
     person = gmem.add_entity("Jordan", type="person", description="the new designer")
     country = gmem.add_entity("Jordan", type="place", description="a country in the Middle East")
     assert person.id != country.id
-    with pytest.raises(ConflictError, match="person"):
-        gmem.add_entity("Jordan", type="person")
-    with pytest.raises(ConflictError):
+    assert gmem.add_entity("Jordan", type="PERSON").id == person.id  # get-or-create, the type in any spelling
+    with pytest.raises(ConflictError, match="2 entities are named 'Jordan'.*give the type"):
         gmem.add_entity("Jordan")  # no type: it would be either
     trip = gmem.remember("The team visits Jordan in May", entities=[{"name": "Jordan", "type": "place"}])
     review = gmem.remember("Jordan reviews the mockups", entities=[{"name": "Jordan", "type": "person"}])
@@ -174,3 +175,66 @@ def _mentions():
     from graphmem.models import EdgeType
 
     return EdgeType.MENTIONS
+
+
+def test_entity_types_have_one_spelling_on_every_path_and_none_is_refused(gmem):
+    zed = gmem.remember("Zed joined the platform team", entities=[{"name": "Zed", "type": "PERSON"}])
+    ent = gmem.add_entity("Zed", type="person", description="platform engineer")
+    assert ent.type == "person" and [e.id for e in gmem.find_entities("Zed", k=5) if e.name == "Zed"] == [ent.id]
+    assert ent.description == "platform engineer" and zed.id  # the remembered one, described now
+    assert gmem.add_entity("Yan", type="Person").type == "person"
+    assert gmem.add_entity("Globex", type="ORGANIZATION").type == "org"
+    assert gmem.add_entity("Lisbon", type="GPE").type == "place"
+    assert gmem.add_entity("TypeScript", type="Programming Language").type == "programming_language"
+    assert gmem.add_entity("上海", type="城市").type == "place"
+    assert gmem.update_entity(ent.id, type="Per").type == "person"
+
+
+def _mentioned(gmem, record_id: str) -> set[str]:
+    return {e.target for e in gmem.store.edges("default", [record_id], types=[_mentions()])}
+
+
+def test_a_known_name_links_in_every_later_memory_whether_or_not_ner_fires(gmem):
+    gmem.add_messages("s", [{"role": "user", "content": "Morning! Quick one about the deploys.", "speaker": "Greta"}])
+    greta = gmem.get_entity("Greta")
+    texts = ["Greta's team deploys to staging every Friday", "Greta lives in Lisbon",
+             "Greta prefers TypeScript over JavaScript for new projects", "greta 喜欢喝乌龙茶"]
+    for text in texts:
+        assert greta.id in _mentioned(gmem, gmem.remember(text).id), text
+    assert greta.type == "person" and len([e for e in gmem.list("entity") if normalise_name(e.name) == "greta"]) == 1
+
+
+def test_the_parts_of_a_persons_name_are_that_person(gmem):
+    gmem.add_messages("s", [{"role": "user", "content": "Hi all, I lead the platform team.", "speaker": "Agnieszka Nowak"},
+                            {"role": "user", "content": "Welcome!", "speaker": "Ingrid Halvorsen"}])
+    agnieszka = gmem.get_entity("Agnieszka Nowak")
+    assert gmem.get_entity("Agnieszka").id == agnieszka.id and gmem.get_entity("Nowak").id == agnieszka.id
+    turn = gmem.add_messages("s", ["Agnieszka and Ingrid will pair on the migration"])[0]
+    ids = _mentioned(gmem, turn.id)
+    assert ids == {agnieszka.id, gmem.get_entity("Ingrid Halvorsen").id}
+    persons = [e.name for e in gmem.list("entity") if e.type == "person"]
+    assert sorted(persons) == ["Agnieszka Nowak", "Ingrid Halvorsen"], persons
+
+
+def test_role_words_greetings_and_pronouns_never_become_entities(gmem):
+    gmem.add_messages("s", [
+        {"role": "user", "content": "Hello! I moved to Hangzhou last month.", "speaker": "user"},
+        {"role": "assistant", "content": "Thanks, noted: you live in Hangzhou now.", "speaker": "assistant"},
+        {"role": "user", "content": "谢谢！我的上司是周敏。", "speaker": "用户"},
+        {"role": "assistant", "content": "明白了，你的上司是周敏。", "speaker": "助手"},
+    ])
+    gmem.remember("User prefers green tea", subject="User", predicate="prefers", object="green tea")
+    names = {normalise_name(e.name) for e in gmem.list("entity")}
+    assert not names & {"user", "assistant", "用户", "助手", "谢谢", "明白", "明白了", "thanks", "hello", "you", "i"}, names
+
+
+def test_a_span_holding_two_names_is_not_an_entity():
+    from graphmem.lifecycle.log_graph import _two_names
+    from graphmem.text import TaggedEntity
+
+    tagged = [TaggedEntity(name="Globex in Lisbon", type="org")]
+    assert _two_names("Globex in Lisbon", tagged, {"globex": None, "lisbon": None})
+    both = tagged + [TaggedEntity(name="Globex", type="org"), TaggedEntity(name="Lisbon", type="place")]
+    assert _two_names("Globex in Lisbon", both, {})
+    assert not _two_names("Maya Singh", [TaggedEntity(name="Maya", type="person")], {"maya": None})
+    assert not _two_names("Joanna Smith", [TaggedEntity(name="Ann", type="person")], {"ann": None, "smith": None})

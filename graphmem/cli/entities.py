@@ -16,11 +16,11 @@ app.add_typer(entity_app, name="entity")
 @handles_errors
 def add(
     name: str = typer.Argument(...),
-    type_: str = typer.Option("thing", "--type", help="person, org, place, thing, ... (a lower-case word)"),
+    type_: str = typer.Option("thing", "--type", help="person, org, place, thing, ... (any spelling: PERSON, company)"),
     description: str = typer.Option("", "--description", "-d"),
     alias: list[str] = typer.Option([], "--alias", "-a", help="another name (repeat for more)"),
 ) -> None:
-    """Create an entity before any memory mentions it; prints its id."""
+    """The entity of this name, made if there is none (before any memory mentions it); prints its id."""
     with open_memory() as mem:
         print(mem.add_entity(name, type=type_, description=description, aliases=alias, namespace=state.namespace).id)
 

@@ -3,7 +3,6 @@ memory mentions them, found by name, alias or meaning, updated and forgotten."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,30 +11,49 @@ import numpy as np
 from ..errors import ConflictError, NotFoundError, ValidationError
 from ..lifecycle import check, checked_namespace, forget_records
 from ..models import Edge, EdgeType, Entity, Status, embed_text, utcnow
+from ..models.records import entity_type
 from ..retrieve import find_entity
 from ..store import no_vectors
 from ..text import name_grams, normalise_name
 from .guard import guarded, retried, whole
 
-_TYPE = re.compile(r"^[a-z][a-z_]{0,39}$")
-
-
 @guarded
 class EntitiesMixin:
     def add_entity(self, name: str, *, type: str = "thing", description: str = "", aliases: Sequence[str] = (),
                    metadata: dict[str, Any] | None = None, namespace: str = "default") -> Entity:
-        """A new entity (person, org, place, thing, ...) with a description and aliases, before any
-        memory mentions it; later mentions of its name or an alias link to it. A name or alias
-        another entity has is a ``ConflictError`` naming that entity."""
+        """The entity of this name (person, org, place, thing, ...), made if the namespace has
+        none: get-or-create. An entity already named so (by a turn, a memory or an earlier call)
+        of the same type, or of a type nobody stated, is returned, with the type, the aliases
+        and the description given here added to it; one of another stated type stays apart (a
+        person and a country called "Jordan"). Later mentions of the name or an alias link to
+        it. An alias that names another entity is a ``ConflictError`` naming that entity."""
         namespace = checked_namespace(namespace)
         now = utcnow()
-        ent = check(Entity, {"name": name, "type": _entity_type(type), "description": description,
+        stated = _entity_type(type)
+        ent = check(Entity, {"name": name, "type": stated, "description": description,
                              "aliases": list(aliases), "metadata": metadata or {}, "namespace": namespace,
-                             "created_at": now, "updated_at": now, "curated": True, "typed": type != "thing"}, "entity")
-        vec = self.embedder.embed([embed_text(ent)])
+                             "created_at": now, "updated_at": now, "curated": True, "typed": stated != "thing"}, "entity")
         with self._parts.write_lock, self._op("add_entity", namespace):
+            same = [e for e in self.store.entities_named(namespace, [ent.name]).get(normalise_name(ent.name), [])
+                    if e.type == stated or not e.typed or stated == "thing"]
+            if len(same) > 1 and stated == "thing":
+                raise ConflictError(f"{len(same)} entities are named {ent.name!r} ("
+                                    f"{', '.join(f'{e.type} {e.id}' for e in same)}): give the type of the one you mean")
+            if same:
+                old = next((e for e in same if e.type == stated), same[0])
+                merged = check(Entity, {**old.model_dump(), "curated": True, "updated_at": now,
+                                        "aliases": [*old.aliases, *(a for a in ent.aliases if a not in old.aliases)],
+                                        "description": old.description or ent.description,
+                                        "metadata": {**old.metadata, **ent.metadata},
+                                        "type": old.type if old.typed or stated == "thing" else stated,
+                                        "typed": old.typed or stated != "thing"}, "entity")
+                if merged == old.model_copy(update={"updated_at": now}):
+                    return old
+                ent, expect = merged, {old.id: old.updated_at}
+            else:
+                expect = {ent.id: None}
             self._name_free(namespace, ent)
-            self.store.put(namespace, [ent], vec, expect={ent.id: None})
+            self.store.put(namespace, [ent], self.embedder.embed([embed_text(ent)]), expect=expect)
         return ent
 
     def get_entity(self, name_or_id: str, *, namespace: str = "default") -> Entity:
@@ -169,7 +187,8 @@ class EntitiesMixin:
 
 
 def _entity_type(value: Any) -> str:
-    if not isinstance(value, str) or not _TYPE.fullmatch(value):
-        raise ValidationError(f"entity type {value!r} is not a lower-case word (person, org, place, thing, ...)")
-    return value
+    try:
+        return entity_type(value)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from None
 

@@ -19,6 +19,7 @@ from ..models import (
 )
 from ..store import Store
 from ..text import keywords, normalise_name
+from ..text.entities import is_noise_name, longest_names, name_grams, name_parts
 from .parts import Parts, check
 from .traces import relations_carrying
 
@@ -68,8 +69,8 @@ class EntityResolver:
         else:
             ent = self._most_mentioned(key, candidates)
         if ent is None:
-            ent = Entity(namespace=self.namespace, name=e.name, type=e.type, aliases=e.aliases, created_at=self.now,
-                         updated_at=self.now, typed=stated is not None)
+            ent = Entity(namespace=self.namespace, name=e.name, type=e.type, aliases=[*e.aliases, *self._parts(e, stated)],
+                         created_at=self.now, updated_at=self.now, typed=stated is not None)
             self._keep(ent)
         elif (set(e.aliases) - set(ent.aliases)) or (ent.type == "thing" and e.type != "thing") or \
                 (stated is not None and not ent.typed):
@@ -81,6 +82,17 @@ class EntityResolver:
             self._known[(name, stated)] = ent
             self._by_name[name] = ent
         return ent
+
+    def _parts(self, e: EntityIn, stated: str | None) -> list[str]:
+        """A new person's name parts ("Agnieszka" of "Agnieszka Nowak") as aliases, each only
+        while no other entity has it: a later "Agnieszka" then links to her, never becomes a
+        second entity; a part two people share stays with the first, and the second's mention
+        of it resolves by the usual rule (``explain`` says how)."""
+        if stated != "person":
+            return []
+        parts = [p for p in name_parts(e.name) if normalise_name(p) not in {normalise_name(a) for a in e.aliases}]
+        self.prefetch(EntityIn(name=p) for p in parts)
+        return [p for p in parts if not self._found.get(normalise_name(p)) and not self._made(normalise_name(p))]
 
     def _keep(self, ent: Entity) -> None:
         self._new[ent.id] = ent
@@ -130,6 +142,14 @@ class GraphBuilder:
         tagged = [m.entities is None and not _triple_text(m) for m in inputs]  # a triple written out names its two
         tag_iter = iter(self.parts.tagger.tag_many([m.text for m, t in zip(inputs, tagged) if t]))
         all_mentions = [_mentions(m, next(tag_iter) if t else None) for m, t in zip(inputs, tagged)]
+        grams = [name_grams(m.text) if t else set() for m, t in zip(inputs, tagged)]
+        known = self.store.find_entities(namespace, set().union(*grams)) if any(grams) else {}
+        for mentions, gs in zip(all_mentions, grams):  # every name the namespace knows, not only where NER fires
+            have = {normalise_name(e.name) for e, _ in mentions}
+            for name in longest_names(g for g in gs if normalise_name(g) in known):
+                ent = known[name]
+                if name not in have and not have & {normalise_name(n) for n in (ent.name, *ent.aliases)}:
+                    mentions.append((EntityIn(name=ent.name, type=ent.type), "mention"))
         resolver = EntityResolver(self.store, namespace, now)
         resolver.prefetch(e for mentions in all_mentions for e, _ in mentions)  # one lookup, not one per name
         records: list[MemoryRecord] = []
@@ -255,7 +275,7 @@ def _mentions(m: MemoryIn, tagged: list | None) -> list[tuple[EntityIn, str]]:
     for r in m.relations:
         for name in (r.source, r.target):
             out.setdefault(normalise_name(name), (EntityIn(name=name), "mention"))
-    return [v for k, v in out.items() if k]
+    return [v for k, v in out.items() if k and not is_noise_name(k)]
 
 
 def _memory_edges(rec: MemoryRecord, mentions: list[tuple[EntityIn, str]], relations: list[RelationIn],
@@ -271,6 +291,8 @@ def _memory_edges(rec: MemoryRecord, mentions: list[tuple[EntityIn, str]], relat
     if rec.subject and rec.predicate and rec.object:
         triples.append((rec.subject, rec.predicate, rec.object))
     for source, predicate, target in triples:
+        if is_noise_name(source) or is_noise_name(target):  # "User prefers tea": the triple stays on the memory
+            continue
         edges.append(
             Relation(namespace=ns, source_id=resolver.resolve(EntityIn(name=source)).id, predicate=predicate,
                      target_id=resolver.resolve(EntityIn(name=target)).id, memory_id=rec.id,

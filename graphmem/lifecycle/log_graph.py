@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import ValidationError
 from ..models import Edge, EdgeType, Entity, EntityIn, Message, MessageIn, Session, embed_text
 from ..text import TaggedEntity, keywords, name_grams, normalise_name
+from ..text.entities import holds_name, is_noise_name, longest_names
 from .builders import EntityResolver, TaggedIn
 from .parts import Parts, check
 
@@ -94,8 +95,10 @@ class LogLinker:
         store = self.parts.store
         resolver = EntityResolver(store, namespace, now)
         grams = [name_grams(m.said) for m in messages]
-        speakers = [EntityIn(name=m.speaker, type="person") if normalise_name(m.speaker) else None for m in messages]
-        tagged = [[TaggedIn(name=t.name, type=t.type) for t in ts] for ts in tags]
+        speakers = [EntityIn(name=m.speaker, type="person") if not is_noise_name(m.speaker) else None for m in messages]
+        # one names-index lookup for every n-gram of the batch, then each turn's own grams
+        known = store.find_entities(namespace, set().union(*grams)) if grams else {}
+        tagged = [[TaggedIn(name=t.name, type=t.type) for t in ts if not _two_names(t.name, ts, known)] for ts in tags]
         resolver.prefetch([e for e in speakers if e] + [e for ts in tagged for e in ts])
         for e in speakers:
             if e:
@@ -103,8 +106,6 @@ class LogLinker:
         for ts in tagged:
             for e in ts:
                 resolver.resolve(e)
-        # one names-index lookup for every n-gram of the batch, then each turn's own grams
-        known = store.find_entities(namespace, set().union(*grams)) if grams else {}
         out: list[Message] = []
         edges: list[Edge] = []
         for m, speaker, ts, gs in zip(messages, speakers, tagged, grams):
@@ -112,10 +113,9 @@ class LogLinker:
             for e in ts:
                 ent = resolver.resolve(e)
                 found.setdefault(ent.id, ent)
-            for g in gs:
-                ent = resolver.known(g) or known.get(normalise_name(g))
-                if ent is not None:
-                    found.setdefault(ent.id, ent)
+            for g in longest_names(g for g in gs if resolver.known(g) or normalise_name(g) in known):
+                ent = resolver.known(g) or known[g]
+                found.setdefault(ent.id, ent)
             if speaker is not None:
                 edges.append(Edge(namespace=namespace, source=resolver.resolve(speaker).id, type=EdgeType.SAID,
                                   target=m.id))
@@ -125,3 +125,12 @@ class LogLinker:
         entities = resolver.new_entities()
         vectors = self.parts.embedder.embed([embed_text(e) for e in entities]) if entities else None
         return Linked(out, entities, vectors, edges)
+
+
+def _two_names(span: str, tagged: Sequence[TaggedEntity], known: dict[str, Entity]) -> bool:
+    """A tagged span that holds two names, known or tagged beside it ("Globex in Lisbon"):
+    the two are the entities, the span is none."""
+    norm = normalise_name(span)
+    inside = {normalise_name(g) for g in name_grams(span)} & known.keys()
+    inside |= {normalise_name(t.name) for t in tagged if t.name != span and holds_name(norm, normalise_name(t.name))}
+    return len(longest_names(n for n in inside if n != norm)) >= 2

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from .records import (
-    Label, Metadata, RawText, Role, ShortStr, Source, Text, ToolCall, Unit, UTCDateTime, says_something, turn_text,
+    Label, Metadata, RawText, Role, ShortStr, Source, Text, ToolCall, Unit, UTCDateTime, entity_type, says_something,
+    turn_text,
 )
 
 
@@ -45,7 +46,8 @@ class EntityIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: ShortStr
-    type: str = Field("thing", max_length=40)
+    type: Annotated[str, BeforeValidator(entity_type)] = Field("thing", description="person, org, place, thing, ... "
+                                                               "in any spelling (PERSON, Person, company)")
     aliases: list[ShortStr] = Field(default_factory=list)
 
 

@@ -7,12 +7,13 @@ import math
 import os
 import re
 import time
+import unicodedata
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationInfo, WithJsonSchema,
+    AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationInfo, WithJsonSchema,
     field_validator, model_validator,
 )
 
@@ -340,11 +341,34 @@ class MemoryRecord(Scorable):
     keywords: list[str] = Field(default_factory=list)
 
 
+_TYPE_SYNONYMS = {
+    "person": ("per", "people", "human", "individual", "人", "人物", "人名"),
+    "org": ("organization", "organisation", "company", "corporation", "corp", "business", "institution", "agency",
+            "employer", "公司", "组织", "机构"),
+    "place": ("gpe", "loc", "location", "city", "country", "region", "fac", "facility", "地点", "地方", "城市", "国家"),
+    "thing": ("misc", "other", "object", "item", "entity", "unknown", "东西"),
+}
+_TYPE_OF = {alias: canon for canon, aliases in _TYPE_SYNONYMS.items() for alias in (canon, *aliases)}
+_TYPE_JUNK = re.compile(r"[^\w]+")
+
+
+def entity_type(value: Any) -> str:
+    """An entity type in its one spelling: PERSON, Person and per are ``person``; ORG,
+    company are ``org``; GPE, city are ``place``; any other word is kept in lower case
+    (spaces as ``_``, at most 40 characters); nothing is refused, an empty type is ``thing``."""
+    if value is None:
+        return "thing"
+    if not isinstance(value, str):
+        raise ValueError(f"an entity type is a word, not {type(value).__name__}")
+    word = _TYPE_JUNK.sub("_", unicodedata.normalize("NFKC", value).casefold()).strip("_")[:40].strip("_")
+    return _TYPE_OF.get(word, word or "thing")
+
+
 class Entity(Record):
     kind: Literal["entity"] = "entity"
     _prefix = "ent"
     name: ShortStr
-    type: str = "thing"  # person, org, place, thing, concept, event, date, ...
+    type: Annotated[str, BeforeValidator(entity_type)] = "thing"  # person, org, place, thing, concept, event, ...
     aliases: list[str] = Field(default_factory=list)
     description: LongStr = ""
     merged_into: str | None = None  # folded into that entity (MERGED_INTO): found by no name, linked by nothing

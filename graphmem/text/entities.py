@@ -6,7 +6,7 @@ import logging
 import re
 import threading
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -33,6 +33,25 @@ _COMMON_STARTS = STOPWORDS | frozenset(
     "what's that's it's i'm i've i'll i'd we're we'll you're don't didn't ok okay yeah yep nope no yes so and but "
     "also just really actually anyway btw hmm wow oh hey hi hello morning evening night lunch dinner".split()
 )
+
+
+# words that name a role or say something, never a real person or thing (both languages)
+_NOISE = frozenset("""
+user users assistant assistants system tool bot chatbot ai agent human model me myself you yourself he she it we they
+him her them us my your his its our their mine yours ours theirs i someone somebody everyone everybody anyone nobody
+hi hello hey thanks thank thx cheers bye goodbye ok okay sure yes no yeah nope please sorry welcome
+today tomorrow yesterday tonight morning afternoon evening night week weekend month year
+用户 助手 系统 机器人 人工智能 我 你 您 他 她 它 我们 你们 他们 她们 它们 自己 大家 谢谢 谢谢你 多谢 感谢 你好 您好 再见 好的 好吧 明白
+明白了 了解 知道了 对 对的 是的 不是 没问题 不客气 哈哈 嗯 哦 啊 今天 明天 昨天 早上 晚上
+""".split()) | {"thank you", "thanks a lot", "good morning", "good night", "see you"}
+_BARE_VALUE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^[\W_]*$")  # numbers, dates and times as digits, punctuation
+
+
+def is_noise_name(name: str) -> bool:
+    """A name that must never become an entity: a role word ("assistant", 用户), a greeting or
+    thanks (谢谢), a pronoun, a day word, or a bare value (a number, a date in digits)."""
+    norm = normalise_name(name)
+    return not norm or norm in _NOISE or bool(_BARE_VALUE.match(norm))
 
 
 def normalise_name(name: str) -> str:
@@ -105,7 +124,7 @@ class EntityTagger:
                     if etype and len(pair.word) >= 2:
                         results[i].append(TaggedEntity(name=pair.word, type=etype))
                 budget -= len(span)
-        return [_dedupe(r) for r in results]
+        return [_dedupe([e for e in r if not is_noise_name(e.name)]) for r in results]
 
 
 MAX_NAME_WORDS = 4
@@ -143,3 +162,30 @@ def _dedupe(entities: list[TaggedEntity]) -> list[TaggedEntity]:
     for e in entities:
         seen.setdefault(normalise_name(e.name), e)
     return list(seen.values())
+
+
+def holds_name(longer: str, shorter: str) -> bool:
+    """Whether the normalised name ``longer`` holds ``shorter`` as whole words (any run of
+    Chinese characters holds its substrings)."""
+    if _CJK_SPAN.search(shorter):
+        return shorter in longer
+    return re.search(rf"(?<!\w){re.escape(shorter)}(?!\w)", longer) is not None
+
+
+def longest_names(names: Iterable[str]) -> list[str]:
+    """The normalised names that no longer one of ``names`` holds: "maya singh" drops "maya",
+    "globex" stays beside "lisbon" (a dictionary match takes the longest name first)."""
+    ordered = sorted({normalise_name(n) for n in names} - {""}, key=len, reverse=True)
+    kept: list[str] = []
+    for name in ordered:
+        if not any(holds_name(k, name) for k in kept):
+            kept.append(name)
+    return kept
+
+
+def name_parts(name: str) -> list[str]:
+    """The words of a person's written name that can stand for it ("Agnieszka Nowak" ->
+    Agnieszka, Nowak); none for a one-word or a Chinese name."""
+    words = [w.strip(_EDGE_PUNCT) for w in name.split()]
+    words = [w for w in words if len(w) > 1 and not is_noise_name(w) and w.casefold() not in STOPWORDS]
+    return words if len(words) > 1 and not _CJK_SPAN.search(name) else []
