@@ -238,3 +238,34 @@ def test_a_span_holding_two_names_is_not_an_entity():
     assert _two_names("Globex in Lisbon", both, {})
     assert not _two_names("Maya Singh", [TaggedEntity(name="Maya", type="person")], {"maya": None})
     assert not _two_names("Joanna Smith", [TaggedEntity(name="Ann", type="person")], {"ann": None, "smith": None})
+
+
+def test_a_first_name_two_people_share_links_to_neither_and_explain_says_so(gmem):
+    gmem.add_messages("s", [{"role": "user", "content": "Hello from the Oslo office.", "speaker": "Ingrid Halvorsen"},
+                            {"role": "user", "content": "Hello from Bergen.", "speaker": "Ingrid Berg"}])
+    halvorsen, berg = gmem.get_entity("Ingrid Halvorsen"), gmem.get_entity("Ingrid Berg")
+    assert "Ingrid" in halvorsen.aliases and "Ingrid" in berg.aliases and "Halvorsen" in halvorsen.aliases
+    rec = gmem.remember("Ingrid prefers Kotlin over Java for new services")
+    assert not _mentioned(gmem, rec.id) & {halvorsen.id, berg.id}
+    assert any("first name 2 people share" in d and "Ingrid Berg" in d for d in gmem.explain(rec.id).details)
+    turn = gmem.add_messages("s", ["Ingrid Berg will review it; Halvorsen approves"])[0]
+    assert _mentioned(gmem, turn.id) == {halvorsen.id, berg.id}  # the full name and the unshared surname link
+    assert not [e for e in gmem.list("entity") if normalise_name(e.name) == "ingrid"]  # and no third Ingrid
+
+
+def test_types_follow_the_strongest_evidence_and_explain_gives_the_votes(gmem):
+    gmem.add_messages("s", [{"role": "user", "content": "Quick intro: I lead our platform team.", "speaker": "Agnieszka Nowak"}])
+    person = gmem.get_entity("Agnieszka Nowak")
+    assert person.type == "person" and person.type_votes == {"speaker": "person"}
+    kotlin = gmem.remember("Kotlin is what the Android team writes",
+                           entities=[{"name": "Kotlin", "type": "Programming Language"}])
+    ent = gmem.get_entity("Kotlin")
+    assert ent.type == "programming_language" and ent.type_votes["caller"] == "programming_language" and kotlin.id
+    gmem.remember("Kotlin 2.0 shipped a new compiler")  # NER may call it anything: the caller's type stays
+    assert gmem.get_entity("Kotlin").type == "programming_language"
+    extracted = gmem.remember("Agnieszka Nowak works from Krakow", source="inferred",
+                              entities=[{"name": "Agnieszka Nowak", "type": "place"}])  # the model's guess
+    assert extracted.id and gmem.get_entity("Agnieszka Nowak").type == "person"  # the speaker outranks the model
+    assert gmem.get_entity("Agnieszka Nowak").type_votes == {"speaker": "person", "model": "place"}
+    why = gmem.explain(person.id)
+    assert why.rule == "a person: by the strongest evidence (speaker: person, model: place)", why.rule

@@ -10,8 +10,9 @@ import numpy as np
 
 from ..errors import ConflictError, NotFoundError, ValidationError
 from ..lifecycle import check, checked_namespace, forget_records
+from ..lifecycle.builders import with_vote
 from ..models import Edge, EdgeType, Entity, Status, embed_text, utcnow
-from ..models.records import entity_type
+from ..models.entity_types import entity_type
 from ..retrieve import find_entity
 from ..store import no_vectors
 from ..text import name_grams, normalise_name
@@ -32,7 +33,8 @@ class EntitiesMixin:
         stated = _entity_type(type)
         ent = check(Entity, {"name": name, "type": stated, "description": description,
                              "aliases": list(aliases), "metadata": metadata or {}, "namespace": namespace,
-                             "created_at": now, "updated_at": now, "curated": True, "typed": stated != "thing"}, "entity")
+                             "created_at": now, "updated_at": now, "curated": True, "typed": stated != "thing",
+                             "type_votes": {"caller": stated} if stated != "thing" else {}}, "entity")
         with self._parts.write_lock, self._op("add_entity", namespace):
             same = [e for e in self.store.entities_named(namespace, [ent.name]).get(normalise_name(ent.name), [])
                     if e.type == stated or not e.typed or stated == "thing"]
@@ -45,8 +47,7 @@ class EntitiesMixin:
                                         "aliases": [*old.aliases, *(a for a in ent.aliases if a not in old.aliases)],
                                         "description": old.description or ent.description,
                                         "metadata": {**old.metadata, **ent.metadata},
-                                        "type": old.type if old.typed or stated == "thing" else stated,
-                                        "typed": old.typed or stated != "thing"}, "entity")
+                                        **with_vote(old, "caller", stated)}, "entity")
                 if merged == old.model_copy(update={"updated_at": now}):
                     return old
                 ent, expect = merged, {old.id: old.updated_at}
@@ -103,7 +104,8 @@ class EntitiesMixin:
             old = self.store.get(namespace, [entity_id])
             if not old or not isinstance(old[0], Entity):
                 raise NotFoundError(f"no entity {entity_id!r} in namespace {namespace!r}")
-            new = check(Entity, {**old[0].model_dump(), **changes, "updated_at": utcnow(), "curated": True,
+            votes = {"type_votes": {**old[0].type_votes, "caller": changes["type"]}} if "type" in changes else {}
+            new = check(Entity, {**old[0].model_dump(), **changes, **votes, "updated_at": utcnow(), "curated": True,
                                  "typed": old[0].typed or "type" in changes}, "entity")
             self._name_free(namespace, new)
             vec = self.embedder.embed([embed_text(new)]) if embed_text(new) != embed_text(old[0]) else \

@@ -15,8 +15,9 @@ import numpy as np
 from ..errors import NotFoundError
 from ..models import (
     SOURCE_CONFIDENCE, Edge, EdgeType, Entity, EntityIn, Episode, MemoryIn, MemoryRecord, Message, Node,
-    Relation, RelationIn, Status, SupersededBy, embed_text,
+    Relation, RelationIn, Source, Status, SupersededBy, embed_text,
 )
+from ..models.entity_types import voted_type
 from ..store import Store
 from ..text import keywords, normalise_name
 from ..text.entities import is_noise_name, longest_names, name_grams, name_parts
@@ -25,7 +26,48 @@ from .traces import relations_carrying
 
 class TaggedIn(EntityIn):
     """An entity NER proposed: its type is a guess (the small model types people as places),
-    so it never splits an identity; it only fills in an untyped one."""
+    so it never splits an identity; it is a vote (``with_vote``)."""
+
+
+class SpeakerIn(EntityIn):
+    """The speaker of a turn: a person, the strongest evidence of a type."""
+
+
+class ModelIn(EntityIn):
+    """An entity the extraction model listed: its type is a vote, never a split of identity."""
+
+
+def evidence(e: EntityIn) -> str:
+    """Which kind of evidence an entity input's type is (``Entity.type_votes``)."""
+    return "ner" if isinstance(e, TaggedIn) else "speaker" if isinstance(e, SpeakerIn) else \
+        "model" if isinstance(e, ModelIn) else "caller"
+
+
+def with_vote(ent: Entity, source: str, etype: str) -> dict[str, Any]:
+    """The changes a type vote makes to ``ent``: its votes (NER's first guess stays; a stated
+    type replaces that source's earlier one) and its type, by the strongest stated vote, else
+    the type stated before votes were kept, else NER's guess."""
+    votes = dict(ent.type_votes)
+    if etype != "thing" and not (source == "ner" and "ner" in votes):
+        votes[source] = etype
+    stated = {k: v for k, v in votes.items() if k != "ner"}
+    if stated:
+        return {"type_votes": votes, "type": voted_type(stated, ent.type), "typed": True}
+    return {"type_votes": votes, "type": ent.type if ent.typed else votes.get("ner", ent.type)}
+
+
+def shared_part(key: str, entities: Sequence[Entity]) -> bool:
+    """Whether ``key`` (a normalised name) is only a part of the names of two or more people
+    ("ingrid" of Ingrid Halvorsen and Ingrid Berg): it names neither of them for sure."""
+    return len(entities) > 1 and all(
+        e.type == "person" and key != normalise_name(e.name) and key in {normalise_name(p) for p in name_parts(e.name)}
+        for e in entities)
+
+
+def dictionary(named: dict[str, list[Entity]]) -> dict[str, Entity]:
+    """The entity each known name links to in a dictionary match; a first name two people
+    share links to neither (``shared_part``)."""
+    return {norm: found[0] for norm, found in named.items() if found and not shared_part(norm, found)}
 
 
 class EntityResolver:
@@ -34,13 +76,15 @@ class EntityResolver:
     when a caller states it, the type: a person and a country both called "Jordan" are two
     entities. A stated type joins an entity of that name and type, else one whose type nobody
     stated (NER's guesses never split a name). A mention without a stated type takes the only
-    entity of its name, or the most mentioned one, and its MENTIONS edge says so (``explain``)."""
+    entity of its name, or the most mentioned one, and its MENTIONS edge says so (``explain``).
+    A name that is only a part of two people's names resolves to nobody (``resolve`` returns
+    None): no silent pick, and ``explain`` lists it."""
 
     def __init__(self, store: Store, namespace: str, now: datetime) -> None:
         self.store = store
         self.namespace = namespace
         self.now = now
-        self._known: dict[tuple[str, str | None], Entity] = {}  # (name, stated type or None) -> entity
+        self._known: dict[tuple[str, str | None], Entity | None] = {}  # (name, stated type or None) -> entity
         self._by_name: dict[str, Entity] = {}  # the last entity each name resolved to in this batch
         self._new: dict[str, Entity] = {}  # entities made or changed in this batch, by id
         self._new_named: dict[str, dict[str, Entity]] = {}  # the same, by each normalised name
@@ -55,29 +99,35 @@ class EntityResolver:
             self._found.update(self.store.entities_named(self.namespace, names))
             self._looked_up |= names
 
-    def resolve(self, e: EntityIn) -> Entity:
+    def resolve(self, e: EntityIn) -> Entity | None:
         key = normalise_name(e.name)
-        stated = e.type if e.type != "thing" and not isinstance(e, TaggedIn) else None
+        # a type a person gave (a caller, a speaker) can tell two entities apart; a model's or NER's is a vote only
+        stated = e.type if e.type != "thing" and evidence(e) in ("caller", "speaker") else None
         if (key, stated) in self._known:
             return self._known[(key, stated)]
         wanted = [key, *(normalise_name(a) for a in e.aliases)]
         self.prefetch([e])
         candidates = list({c.id: c for n in wanted for c in [*self._found.get(n, ()), *self._made(n)]}.values())
+        if stated in (None, "person") and not e.aliases and shared_part(key, candidates):
+            self._known[(key, stated)] = None
+            return None
         if stated is not None:  # the same name and type; else one whose type nobody stated (NER guessed it)
             ent = next((c for c in candidates if c.type == stated), None) or \
                 self._most_mentioned(key, [c for c in candidates if not c.typed])
         else:
             ent = self._most_mentioned(key, candidates)
+        source = evidence(e)
         if ent is None:
             ent = Entity(namespace=self.namespace, name=e.name, type=e.type, aliases=[*e.aliases, *self._parts(e, stated)],
-                         created_at=self.now, updated_at=self.now, typed=stated is not None)
+                         created_at=self.now, updated_at=self.now, typed=stated is not None,
+                         type_votes={source: e.type} if e.type != "thing" else {})
             self._keep(ent)
-        elif (set(e.aliases) - set(ent.aliases)) or (ent.type == "thing" and e.type != "thing") or \
-                (stated is not None and not ent.typed):
-            ent = ent.model_copy(update={"aliases": sorted(set(ent.aliases) | set(e.aliases)),
-                                         "type": e.type if ent.type == "thing" else ent.type, "updated_at": self.now,
-                                         "typed": ent.typed or (stated is not None and ent.type in ("thing", stated))})
-            self._keep(ent)
+        else:
+            changes = with_vote(ent, source, e.type)
+            aliases = [*ent.aliases, *(a for a in e.aliases if a not in ent.aliases)]
+            if aliases != ent.aliases or any(getattr(ent, k) != v for k, v in changes.items()):
+                ent = ent.model_copy(update={**changes, "aliases": aliases, "updated_at": self.now})
+                self._keep(ent)
         for name in {key, *(normalise_name(a) for a in e.aliases)}:
             self._known[(name, stated)] = ent
             self._by_name[name] = ent
@@ -92,7 +142,9 @@ class EntityResolver:
             return []
         parts = [p for p in name_parts(e.name) if normalise_name(p) not in {normalise_name(a) for a in e.aliases}]
         self.prefetch(EntityIn(name=p) for p in parts)
-        return [p for p in parts if not self._found.get(normalise_name(p)) and not self._made(normalise_name(p))]
+        return [p for p in parts
+                if all(o.type == "person" and normalise_name(o.name) != normalise_name(p)  # shared with a namesake
+                       for o in [*self._found.get(normalise_name(p), ()), *self._made(normalise_name(p))])]
 
     def _keep(self, ent: Entity) -> None:
         self._new[ent.id] = ent
@@ -142,8 +194,8 @@ class GraphBuilder:
         tagged = [m.entities is None and not _triple_text(m) for m in inputs]  # a triple written out names its two
         tag_iter = iter(self.parts.tagger.tag_many([m.text for m, t in zip(inputs, tagged) if t]))
         all_mentions = [_mentions(m, next(tag_iter) if t else None) for m, t in zip(inputs, tagged)]
-        grams = [name_grams(m.text) if t else set() for m, t in zip(inputs, tagged)]
-        known = self.store.find_entities(namespace, set().union(*grams)) if any(grams) else {}
+        grams = [name_grams(m.text) for m in inputs]
+        known = dictionary(self.store.entities_named(namespace, set().union(*grams))) if any(grams) else {}
         for mentions, gs in zip(all_mentions, grams):  # every name the namespace knows, not only where NER fires
             have = {normalise_name(e.name) for e, _ in mentions}
             for name in longest_names(g for g in gs if normalise_name(g) in known):
@@ -266,7 +318,9 @@ def _mentions(m: MemoryIn, tagged: list | None) -> list[tuple[EntityIn, str]]:
     for name, role in ((m.subject, "subject"), (m.object, "object")):
         if name:
             out.setdefault(normalise_name(name), (EntityIn(name=name), role))
-    listed = m.entities if m.entities is not None else [TaggedIn(name=t.name, type=t.type) for t in tagged or []]
+    voter = ModelIn if m.source is not Source.user_stated else EntityIn
+    listed = [voter(**e.model_dump()) for e in m.entities] if m.entities is not None else \
+        [TaggedIn(name=t.name, type=t.type) for t in tagged or []]
     for e in listed:
         key = normalise_name(e.name)
         if key in out and out[key][0].type == "thing":
@@ -284,7 +338,7 @@ def _memory_edges(rec: MemoryRecord, mentions: list[tuple[EntityIn, str]], relat
     edges = [
         Edge(namespace=ns, source=rec.id, type=EdgeType.MENTIONS, target=ent.id, key=role,
              props={"role": role, **({"resolved": resolver.notes[ent.id]} if ent.id in resolver.notes else {})})
-        for e, role in mentions for ent in [resolver.resolve(e)]
+        for e, role in mentions for ent in [resolver.resolve(e)] if ent is not None
     ]
     edges += [Edge(namespace=ns, source=rec.id, type=EdgeType.DERIVED_FROM, target=mid) for mid in rec.source_message_ids]
     triples = [(r.source, r.predicate, r.target) for r in relations]
@@ -293,11 +347,11 @@ def _memory_edges(rec: MemoryRecord, mentions: list[tuple[EntityIn, str]], relat
     for source, predicate, target in triples:
         if is_noise_name(source) or is_noise_name(target):  # "User prefers tea": the triple stays on the memory
             continue
-        edges.append(
-            Relation(namespace=ns, source_id=resolver.resolve(EntityIn(name=source)).id, predicate=predicate,
-                     target_id=resolver.resolve(EntityIn(name=target)).id, memory_id=rec.id,
-                     valid_at=rec.valid_at, invalid_at=rec.invalid_at).to_edge()
-        )
+        ends = resolver.resolve(EntityIn(name=source)), resolver.resolve(EntityIn(name=target))
+        if ends[0] is None or ends[1] is None:  # a first name two people share: no relation to a guess
+            continue
+        edges.append(Relation(namespace=ns, source_id=ends[0].id, predicate=predicate, target_id=ends[1].id,
+                              memory_id=rec.id, valid_at=rec.valid_at, invalid_at=rec.invalid_at).to_edge())
     return edges
 
 

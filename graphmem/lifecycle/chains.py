@@ -99,7 +99,7 @@ def mentions_of(parts: Parts, resolver: EntityResolver, texts: Sequence[str]) ->
     for text, tags in zip(texts, parts.tagger.tag_many(list(texts))):
         named = [TaggedIn(name=t.name, type=t.type) for t in tags]
         named += [EntityIn(name=c.strip(), type="tool") for c in _CODE.findall(text) if c.strip()]
-        out.append(list({e.id: e for e in (resolver.resolve(n) for n in named if normalise_name(n.name))}.values()))
+        out.append(list({e.id: e for e in (resolver.resolve(n) for n in named if normalise_name(n.name)) if e}.values()))
     return out
 
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from ..models import EdgeType, Explanation, MemoryRecord, Message, Node, Procedure, ProcedureStep, Status
+from ..models import EdgeType, Entity, Explanation, MemoryRecord, Message, Node, Procedure, ProcedureStep, Status
+from ..models.entity_types import TYPE_EVIDENCE
 from ..settings import LifecycleSettings
 from ..store import Store
+from ..text import name_grams
+from .builders import shared_part
 from .rules import expiry_date, last_used, purge_date
 
 
@@ -30,6 +33,12 @@ def explain(store: Store, node: Node, now: datetime, policy: LifecycleSettings) 
                            dates={"created_at": node.created_at})
     if isinstance(node, Procedure):
         return _procedure(store, node)
+    if isinstance(node, Entity):
+        votes = ", ".join(f"{source}: {node.type_votes[source]}" for source in TYPE_EVIDENCE if source in node.type_votes)
+        why = f"by the strongest evidence ({votes})" if votes else "as given" if node.typed else "no evidence yet"
+        return Explanation(id=node.id, kind=node.kind, status=node.feedback or "active", rule=f"a {node.type}: {why}",
+                           details=[f"also named {', '.join(node.aliases)}"] if node.aliases else [],
+                           dates={"created_at": node.created_at, "updated_at": node.updated_at})
     status = getattr(node, "status", None)
     return Explanation(id=node.id, kind=node.kind, status=status.value if status else "n/a",
                        rule=f"a {node.kind}: the lifecycle rules apply to memories", dates={"created_at": node.created_at})
@@ -104,5 +113,8 @@ def _memory(store: Store, m: MemoryRecord, now: datetime, policy: LifecycleSetti
                     if e.type is EdgeType.SUPERSEDES]
     details += [f"mentions {e.target}: {e.props['resolved']}" for e in store.edges(ns, [m.id], types=[EdgeType.MENTIONS])
                 if e.props.get("resolved")]  # a name several entities share, resolved without a type
+    details += [f"names {norm!r}, a first name {len(found)} people share ({', '.join(f'{e.name} {e.id}' for e in found)}): "
+                "linked to none of them; name the one meant (update with entities=[...])"
+                for norm, found in store.entities_named(ns, name_grams(m.text)).items() if shared_part(norm, found)]
     return Explanation(id=m.id, kind=m.kind, status=m.status.value, rule=rule, details=details, dates=dates,
                        edges=[*out_edges, *in_edges])

@@ -16,10 +16,10 @@ from datetime import datetime
 import numpy as np
 
 from ..errors import ValidationError
-from ..models import Edge, EdgeType, Entity, EntityIn, Message, MessageIn, Session, embed_text
+from ..models import Edge, EdgeType, Entity, Message, MessageIn, Session, embed_text
 from ..text import TaggedEntity, keywords, name_grams, normalise_name
 from ..text.entities import holds_name, is_noise_name, longest_names
-from .builders import EntityResolver, TaggedIn
+from .builders import EntityResolver, SpeakerIn, TaggedIn, dictionary
 from .parts import Parts, check
 
 
@@ -95,30 +95,26 @@ class LogLinker:
         store = self.parts.store
         resolver = EntityResolver(store, namespace, now)
         grams = [name_grams(m.said) for m in messages]
-        speakers = [EntityIn(name=m.speaker, type="person") if not is_noise_name(m.speaker) else None for m in messages]
+        speakers = [SpeakerIn(name=m.speaker, type="person") if not is_noise_name(m.speaker) else None for m in messages]
         # one names-index lookup for every n-gram of the batch, then each turn's own grams
-        known = store.find_entities(namespace, set().union(*grams)) if grams else {}
+        known = dictionary(store.entities_named(namespace, set().union(*grams))) if grams else {}
         tagged = [[TaggedIn(name=t.name, type=t.type) for t in ts if not _two_names(t.name, ts, known)] for ts in tags]
         resolver.prefetch([e for e in speakers if e] + [e for ts in tagged for e in ts])
-        for e in speakers:
-            if e:
-                resolver.resolve(e)
-        for ts in tagged:
-            for e in ts:
-                resolver.resolve(e)
+        for e in [*filter(None, speakers), *(e for ts in tagged for e in ts)]:
+            resolver.resolve(e)
         out: list[Message] = []
         edges: list[Edge] = []
         for m, speaker, ts, gs in zip(messages, speakers, tagged, grams):
             found: dict[str, Entity] = {}
             for e in ts:
-                ent = resolver.resolve(e)
-                found.setdefault(ent.id, ent)
+                if (ent := resolver.resolve(e)) is not None:
+                    found.setdefault(ent.id, ent)
             for g in longest_names(g for g in gs if resolver.known(g) or normalise_name(g) in known):
                 ent = resolver.known(g) or known[g]
                 found.setdefault(ent.id, ent)
-            if speaker is not None:
-                edges.append(Edge(namespace=namespace, source=resolver.resolve(speaker).id, type=EdgeType.SAID,
-                                  target=m.id))
+            said_by = resolver.resolve(speaker) if speaker is not None else None
+            if said_by is not None:
+                edges.append(Edge(namespace=namespace, source=said_by.id, type=EdgeType.SAID, target=m.id))
             edges += [Edge(namespace=namespace, source=m.id, type=EdgeType.MENTIONS, target=eid, key="mention",
                            props={"role": "mention"}) for eid in found]
             out.append(m.model_copy(update={"entities": [e.name for e in found.values()]}))

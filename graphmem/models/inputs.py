@@ -6,9 +6,9 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from .entity_types import entity_type
 from .records import (
-    Label, Metadata, RawText, Role, ShortStr, Source, Text, ToolCall, Unit, UTCDateTime, entity_type, says_something,
-    turn_text,
+    Label, Metadata, RawText, Role, ShortStr, Source, Text, ToolCall, Unit, UTCDateTime, says_something, turn_text,
 )
 
 

@@ -7,15 +7,16 @@ import math
 import os
 import re
 import time
-import unicodedata
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationInfo, WithJsonSchema,
-    field_validator, model_validator,
+    AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationInfo,
+    WithJsonSchema, field_validator, model_validator,
 )
+
+from .entity_types import entity_type
 
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@\-]{0,127}$"
 MAX_TEXT_CHARS = 20_000  # a text, a summary, a soul, an entity description
@@ -341,29 +342,6 @@ class MemoryRecord(Scorable):
     keywords: list[str] = Field(default_factory=list)
 
 
-_TYPE_SYNONYMS = {
-    "person": ("per", "people", "human", "individual", "人", "人物", "人名"),
-    "org": ("organization", "organisation", "company", "corporation", "corp", "business", "institution", "agency",
-            "employer", "公司", "组织", "机构"),
-    "place": ("gpe", "loc", "location", "city", "country", "region", "fac", "facility", "地点", "地方", "城市", "国家"),
-    "thing": ("misc", "other", "object", "item", "entity", "unknown", "东西"),
-}
-_TYPE_OF = {alias: canon for canon, aliases in _TYPE_SYNONYMS.items() for alias in (canon, *aliases)}
-_TYPE_JUNK = re.compile(r"[^\w]+")
-
-
-def entity_type(value: Any) -> str:
-    """An entity type in its one spelling: PERSON, Person and per are ``person``; ORG,
-    company are ``org``; GPE, city are ``place``; any other word is kept in lower case
-    (spaces as ``_``, at most 40 characters); nothing is refused, an empty type is ``thing``."""
-    if value is None:
-        return "thing"
-    if not isinstance(value, str):
-        raise ValueError(f"an entity type is a word, not {type(value).__name__}")
-    word = _TYPE_JUNK.sub("_", unicodedata.normalize("NFKC", value).casefold()).strip("_")[:40].strip("_")
-    return _TYPE_OF.get(word, word or "thing")
-
-
 class Entity(Record):
     kind: Literal["entity"] = "entity"
     _prefix = "ent"
@@ -374,6 +352,9 @@ class Entity(Record):
     merged_into: str | None = None  # folded into that entity (MERGED_INTO): found by no name, linked by nothing
     curated: bool = False  # added, edited or judged by a person: kept when nothing mentions it any more
     typed: bool = False  # its type was stated (add_entity, an entity passed with a type), not guessed by NER
+    # who said which type: speaker (it spoke a turn), caller (add_entity, entities=[...]), model (extraction),
+    # ner (spaCy/jieba's guess); the strongest present decides ``type`` (TYPE_EVIDENCE, strongest first)
+    type_votes: dict[str, str] = Field(default_factory=dict)
     feedback: Literal["confirmed", "rejected"] | None = None  # a person's judgement; recall never starts from a rejected one
 
 
