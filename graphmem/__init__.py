@@ -35,6 +35,7 @@ from .models import (
     MemoryRecord,
     Message,
     MessageIn,
+    MergeSuggestion,
     Neighbourhood,
     Procedure,
     Relation,
@@ -55,7 +56,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AsyncMemory", "ConfigurationError", "ConflictError", "Context", "EmbeddingError", "Edge", "ExtractionError", "EdgeType", "Entity", "EntityIn", "Episode",
     "Explanation", "GraphMemError", "History", "ImportFormatError", "LifecycleAction", "LifecycleSettings",
-    "MaintenanceRun", "Memory", "ModelLoadError", "MemoryIn", "MemoryRecord", "Message", "MessageIn", "NamespaceNotFoundError",
+    "MaintenanceRun", "Memory", "MergeSuggestion", "ModelLoadError", "MemoryIn", "MemoryRecord", "Message", "MessageIn", "NamespaceNotFoundError",
     "Neighbourhood", "NotFoundError", "Procedure", "RecallFilter", "RecallOptions",
     "Relation", "RelationIn", "ScoreBreakdown", "ScoreWeights", "ScoredItem", "Session", "Settings", "Source",
     "Status", "Step", "StoreError", "ToolCall", "ToolFunction", "ValidationError",

@@ -87,6 +87,8 @@ def test_entity_commands(tmp_path):
     other = run("entity", "add", "A. Lee").strip()
     assert "merged" in run("entity", "merge", ent_id, other) and json.loads(run("entity", "show", other, "--json"))["id"] == ent_id
     assert "deleted 1" in run("entity", "forget", ent_id)
+    suggested = runner.invoke(app, ["--db", db, "entity", "suggest-merges", "--json"])
+    assert suggested.exit_code == 0 and isinstance(json.loads(suggested.output), list), suggested.output
     typed = runner.invoke(app, ["--db", db, "entity", "add", "X", "--type", "Programming Language"])
     assert typed.exit_code == 0, typed.output
     assert json.loads(run("entity", "show", "X", "--json"))["type"] == "programming_language"
@@ -269,3 +271,31 @@ def test_types_follow_the_strongest_evidence_and_explain_gives_the_votes(gmem):
     assert gmem.get_entity("Agnieszka Nowak").type_votes == {"speaker": "person", "model": "place"}
     why = gmem.explain(person.id)
     assert why.rule == "a person: by the strongest evidence (speaker: person, model: place)", why.rule
+
+
+def test_duplicates_are_suggested_with_a_reason_and_maintain_merges_the_sure_ones(gmem):
+    gmem.add_messages("s", [
+        {"role": "user", "content": "Hey, it's Mel. How was the weekend?", "speaker": "Caroline"},
+        {"role": "user", "content": "Great, thanks Caroline!", "speaker": "Melanie"},
+        {"role": "user", "content": "Daniel plays bass in our band.", "speaker": "Sofia Marquez"}])
+    gmem.add_messages("s", [{"role": "user", "content": "Hi all, Daniel here.", "speaker": "Daniel Marquez"}])
+    assert gmem.get_entity("Daniel").name == "Daniel Marquez"  # written in this order, linked at once
+    gmem.add_entity("Ana", type="person")  # added by hand, one before the other: two records
+    gmem.add_entity("Ana Duarte", type="person")
+    gmem.add_entity("Jordan", type="person")
+    gmem.add_entity("Jordan", type="place")
+    names = {e.name for e in gmem.list("entity")}
+    assert {"Ana", "Ana Duarte", "Mel", "Melanie"} <= names and "Daniel" not in names, names
+    found = {(s.merge_name, s.keep_name): s for s in gmem.suggest_merges()}
+    assert found[("Ana", "Ana Duarte")].sure and "part of 'Ana Duarte'" in found[("Ana", "Ana Duarte")].reason
+    mel = found[("Mel", "Melanie")]
+    assert not mel.sure and "short form" in mel.reason
+    assert not [k for k in found if "Jordan" in k]  # a person and a place someone typed apart stay apart
+    ana = [e.id for e in gmem.list("entity") if e.name == "Ana"][0]
+    [dry] = gmem.maintain("default", dry_run=True)
+    assert [(a.action, a.id) for a in dry.actions if a.action == "merge_entity"] == [("merge_entity", ana)], dry.actions
+    assert gmem.get_entity(ana).name == "Ana"  # a dry run changes nothing
+    gmem.maintain("default")
+    kept = gmem.get_entity("Ana")
+    assert kept.name == "Ana Duarte" and "Ana" in kept.aliases and gmem.get_entity(ana).id == kept.id
+    assert {e.name for e in gmem.list("entity")} >= {"Mel", "Melanie"}  # only suggested: a person decides

@@ -40,7 +40,8 @@ def test_the_log_is_a_graph_and_known_names_are_always_linked(gmem):
     assert chain == set(zip(ids, ids[1:]))  # one chain across three calls
     said = {e.target: e.source for e in edges_of(gmem, ids, EdgeType.SAID, "in")}
     speakers = {n.id: n for n in gmem.store.get("default", list(set(said.values())))}
-    assert {speakers[said[m.id]].name for m in turns} == {"Caroline", "Melanie"}
+    # "Melanie" speaks after "Melanie Ortiz" was named: the one person of that first name is her
+    assert {speakers[said[m.id]].name for m in turns} == {"Caroline", "Melanie Ortiz"}
     assert all(s.type == "person" for s in speakers.values())
     mentions = {}
     for e in edges_of(gmem, ids, EdgeType.MENTIONS):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Optional
 
 import typer
@@ -86,3 +87,22 @@ def merge(keep_id: str = typer.Argument(..., help="the entity that stays"),
     with open_memory() as mem:
         e = mem.merge_entities(keep_id, merge_id, namespace=state.namespace)
     out.print(f"merged {merge_id} into {e.id} ({e.name}; aliases: {', '.join(e.aliases) or 'none'})")
+
+
+@entity_app.command("suggest-merges")
+@handles_errors
+def suggest_merges(as_json: bool = typer.Option(False, "--json")) -> None:
+    """Entities that look like one real thing written two ways, with the reason; `sure` ones are
+    merged by `graphmem maintain`, the others by `graphmem entity merge KEEP MERGE`."""
+    with open_memory() as mem:
+        found = mem.suggest_merges(namespace=state.namespace)
+    if as_json:
+        print(json.dumps([s.model_dump() for s in found], ensure_ascii=False, indent=2))
+        return
+    if not found:
+        out.print("no entities look like one")
+        return
+    table = id_table("merge", "into", "sure", "text", ids=[s.merge_id for s in found])
+    for s in found:
+        table.add_row(s.merge_id, s.keep_id, "yes" if s.sure else "no", f"{s.merge_name} -> {s.keep_name}: {s.reason}")
+    out.print(table)

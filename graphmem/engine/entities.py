@@ -11,7 +11,8 @@ import numpy as np
 from ..errors import ConflictError, NotFoundError, ValidationError
 from ..lifecycle import check, checked_namespace, forget_records
 from ..lifecycle.builders import with_vote
-from ..models import Edge, EdgeType, Entity, Status, embed_text, utcnow
+from ..lifecycle.entity_merges import fold_entity, merge_candidates
+from ..models import Edge, EdgeType, Entity, MergeSuggestion, Status, embed_text, utcnow
 from ..models.entity_types import entity_type
 from ..retrieve import find_entity
 from ..store import no_vectors
@@ -151,32 +152,17 @@ class EntitiesMixin:
         if keep_id == merge_id:
             raise ValidationError(f"an entity cannot be merged with itself ({keep_id!r})")
 
-        def write() -> Entity:
-            got = {e.id: e for e in self.store.get(namespace, [keep_id, merge_id]) if isinstance(e, Entity)}
-            for i in (keep_id, merge_id):
-                if i not in got or got[i].merged_into:
-                    raise NotFoundError(f"no entity {i!r} in namespace {namespace!r}")
-            keep, gone, now = got[keep_id], got[merge_id], utcnow()
-            old = self.store.edges(namespace, [merge_id], direction="both")
-            moved = [e.model_copy(update={"source": keep_id if e.source == merge_id else e.source,
-                                          "target": keep_id if e.target == merge_id else e.target}) for e in old]
-            aliases = [a for a in dict.fromkeys([*keep.aliases, gone.name, *gone.aliases])
-                       if normalise_name(a) != normalise_name(keep.name)]
-            kept = check(Entity, {**keep.model_dump(), "aliases": aliases, "updated_at": now,
-                                  "type": gone.type if keep.type == "thing" else keep.type,
-                                  "description": keep.description or gone.description}, "entity")
-            folded = gone.model_copy(update={"merged_into": keep_id, "updated_at": now})
-            link = Edge(namespace=namespace, source=merge_id, type=EdgeType.MERGED_INTO, target=keep_id,
-                        props={"at": now.isoformat()})
-            vecs = np.vstack([self.embedder.embed([embed_text(kept)]), no_vectors(1, self.embedder.dim)])
-            # the moved edges first, the old ones after: a failure between leaves a link twice, never none
-            self.store.put(namespace, [kept, folded], vecs, [*(e for e in moved if e.source != e.target), link],
-                           expect={keep_id: keep.updated_at, merge_id: gone.updated_at})
-            self.store.delete_edges(namespace, old)
-            return kept
-
         with self._parts.write_lock, self._op("merge_entities", namespace):
-            return retried(write)
+            return retried(lambda: fold_entity(self._parts, namespace, keep_id, merge_id, utcnow()))
+
+    def suggest_merges(self, *, namespace: str = "default") -> list[MergeSuggestion]:
+        """Entities that look like one real thing written two ways, each with the reason: a
+        one-word person whose name is a part of one person's full name, two records of one name
+        or alias, a nickname that starts one person's first name in the same conversations.
+        ``sure`` ones are merged by ``maintain``; the rest wait for ``merge_entities``."""
+        namespace = self._existing(namespace)
+        entities = [e for e in self.store.query(namespace, "entity", limit=1_000_000) if isinstance(e, Entity)]
+        return merge_candidates(self.store, namespace, entities)
 
     def _name_free(self, namespace: str, ent: Entity) -> None:
         """No other entity has ``ent``'s name or one of its aliases, unless both have a stated

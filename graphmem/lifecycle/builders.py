@@ -37,10 +37,14 @@ class ModelIn(EntityIn):
     """An entity the extraction model listed: its type is a vote, never a split of identity."""
 
 
+class KnownIn(EntityIn):
+    """A known entity a dictionary match found in a text: no new evidence of its type."""
+
+
 def evidence(e: EntityIn) -> str:
     """Which kind of evidence an entity input's type is (``Entity.type_votes``)."""
     return "ner" if isinstance(e, TaggedIn) else "speaker" if isinstance(e, SpeakerIn) else \
-        "model" if isinstance(e, ModelIn) else "caller"
+        "model" if isinstance(e, ModelIn) else "known" if isinstance(e, KnownIn) else "caller"
 
 
 def with_vote(ent: Entity, source: str, etype: str) -> dict[str, Any]:
@@ -48,7 +52,7 @@ def with_vote(ent: Entity, source: str, etype: str) -> dict[str, Any]:
     type replaces that source's earlier one) and its type, by the strongest stated vote, else
     the type stated before votes were kept, else NER's guess."""
     votes = dict(ent.type_votes)
-    if etype != "thing" and not (source == "ner" and "ner" in votes):
+    if etype != "thing" and source != "known" and not (source == "ner" and "ner" in votes):
         votes[source] = etype
     stated = {k: v for k, v in votes.items() if k != "ner"}
     if stated:
@@ -117,14 +121,22 @@ class EntityResolver:
         else:
             ent = self._most_mentioned(key, candidates)
         source = evidence(e)
+        if ent is None and e.type == "person" and (short := self._short_form(e)) is not None:
+            # "Alice" spoke first, "Alice Chen" is named now: one person, called by the full name
+            ent = short.model_copy(update={"name": e.name, "updated_at": self.now, "aliases": [
+                short.name, *(a for a in [*short.aliases, *e.aliases, *self._parts(e, "person")]
+                              if normalise_name(a) != normalise_name(short.name))]})
+            self._keep(ent)
         if ent is None:
-            ent = Entity(namespace=self.namespace, name=e.name, type=e.type, aliases=[*e.aliases, *self._parts(e, stated)],
+            ent = Entity(namespace=self.namespace, name=e.name, type=e.type, aliases=[*e.aliases, *self._parts(e, e.type)],
                          created_at=self.now, updated_at=self.now, typed=stated is not None,
                          type_votes={source: e.type} if e.type != "thing" else {})
             self._keep(ent)
         else:
             changes = with_vote(ent, source, e.type)
             aliases = [*ent.aliases, *(a for a in e.aliases if a not in ent.aliases)]
+            if changes.get("type") == "person" and ent.type != "person":  # a person now: her name parts too
+                aliases += [p for p in self._parts(ent, "person") if p not in aliases]
             if aliases != ent.aliases or any(getattr(ent, k) != v for k, v in changes.items()):
                 ent = ent.model_copy(update={**changes, "aliases": aliases, "updated_at": self.now})
                 self._keep(ent)
@@ -134,17 +146,27 @@ class EntityResolver:
         return ent
 
     def _parts(self, e: EntityIn, stated: str | None) -> list[str]:
-        """A new person's name parts ("Agnieszka" of "Agnieszka Nowak") as aliases, each only
-        while no other entity has it: a later "Agnieszka" then links to her, never becomes a
-        second entity; a part two people share stays with the first, and the second's mention
-        of it resolves by the usual rule (``explain`` says how)."""
-        if stated != "person":
+        """A person's name parts ("Agnieszka" of "Agnieszka Nowak") as aliases, each unless an
+        entity other than a namesake has it: a later "Agnieszka" then links to her, never becomes
+        a second entity; a part two people share is an alias of both and names neither
+        (``shared_part``)."""
+        if stated != "person" and e.type != "person":
             return []
         parts = [p for p in name_parts(e.name) if normalise_name(p) not in {normalise_name(a) for a in e.aliases}]
         self.prefetch(EntityIn(name=p) for p in parts)
         return [p for p in parts
                 if all(o.type == "person" and normalise_name(o.name) != normalise_name(p)  # shared with a namesake
                        for o in [*self._found.get(normalise_name(p), ()), *self._made(normalise_name(p))])]
+
+    def _short_form(self, e: EntityIn) -> Entity | None:
+        """The one person already known by a single word that is a part of ``e``'s name (the
+        speaker "Daniel" when "Daniel Marquez" is named), if no one else holds that word."""
+        parts = name_parts(e.name)
+        self.prefetch(EntityIn(name=p) for p in parts)
+        holders = {c.id: c for p in parts for c in [*self._found.get(normalise_name(p), ()), *self._made(normalise_name(p))]}
+        short = [c for c in holders.values() if c.type == "person" and normalise_name(c.name) in
+                 {normalise_name(p) for p in parts}]
+        return short[0] if len(short) == 1 and len(holders) == 1 else None
 
     def _keep(self, ent: Entity) -> None:
         self._new[ent.id] = ent
@@ -201,7 +223,7 @@ class GraphBuilder:
             for name in longest_names(g for g in gs if normalise_name(g) in known):
                 ent = known[name]
                 if name not in have and not have & {normalise_name(n) for n in (ent.name, *ent.aliases)}:
-                    mentions.append((EntityIn(name=ent.name, type=ent.type), "mention"))
+                    mentions.append((KnownIn(name=ent.name, type=ent.type), "mention"))
         resolver = EntityResolver(self.store, namespace, now)
         resolver.prefetch(e for mentions in all_mentions for e, _ in mentions)  # one lookup, not one per name
         records: list[MemoryRecord] = []

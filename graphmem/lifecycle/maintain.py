@@ -16,9 +16,11 @@ from datetime import datetime
 
 import numpy as np
 
-from ..models import Edge, EdgeType, LifecycleAction, MaintenanceRun, MemoryRecord, Status, utcnow
+from ..errors import ConflictError, NotFoundError
+from ..models import Edge, EdgeType, Entity, LifecycleAction, MaintenanceRun, MemoryRecord, Status, utcnow
 from ..settings import LifecycleSettings
 from .duplicates import find_groups
+from .entity_merges import fold_entity, merge_candidates
 from .parts import Parts, check
 from .rules import expiry_reason, fold_duplicates, over_cap, purge_reason, survivor
 
@@ -106,6 +108,10 @@ class Maintainer:
             purge = self._apply_purge(namespace, purge, report)
         run.actions += [LifecycleAction(action="purge", id=m.id, reason=why) for m, why in purge]
 
+        # 5. entities that are one real thing written two ways, where that is sure (see entity_merges)
+        if policy.merge:
+            run.actions += self._merge_entities(namespace, dry_run, now)
+
         run.merged = len(merged_away)
         run.expired = sum(1 for a in run.actions if a.action == "expire")
         run.capped = sum(1 for a in run.actions if a.action == "cap")
@@ -117,6 +123,24 @@ class Maintainer:
         log.info("maintain namespace=%s dry_run=%s merged=%d expired=%d capped=%d purged=%d in %.1f s", namespace,
                  dry_run, run.merged, run.expired, run.capped, run.purged, run.seconds)
         return run
+
+    def _merge_entities(self, namespace: str, dry_run: bool, now: datetime) -> list[LifecycleAction]:
+        store = self.parts.store
+        entities = [e for e in store.query(namespace, "entity", limit=1_000_000) if isinstance(e, Entity)]
+        done: list[LifecycleAction] = []
+        gone: set[str] = set()
+        for s in merge_candidates(store, namespace, entities):
+            if not s.sure or {s.keep_id, s.merge_id} & gone:
+                continue
+            if not dry_run:
+                with self.parts.write_lock:
+                    try:
+                        fold_entity(self.parts, namespace, s.keep_id, s.merge_id, now)
+                    except (NotFoundError, ConflictError):  # changed or merged since it was read: next run
+                        continue
+            gone.add(s.merge_id)
+            done.append(LifecycleAction(action="merge_entity", id=s.merge_id, target=s.keep_id, reason=s.reason))
+        return done
 
     def _vectors(self, namespace: str, memories: list[MemoryRecord]) -> np.ndarray:
         dim = self.parts.embedder.dim

@@ -37,13 +37,13 @@ from .records import (
     utcnow,
 )
 from .results import (
-    Context, ContextSection, Explanation, History, Neighbourhood, ScoreBreakdown, ScoredItem, SimilarTrace, ToolStats,
-    TraceStepView, TraceView, embed_text, item_text,
+    Context, ContextSection, Explanation, History, MergeSuggestion, Neighbourhood, ScoreBreakdown, ScoredItem,
+    SimilarTrace, ToolStats, TraceStepView, TraceView, embed_text, item_text,
 )
 
 __all__ = [
     "LAYERS", "NODE_TYPES", "SOURCE_CONFIDENCE", "Context", "ContextSection", "Edge", "EdgeType", "Entity",
-    "EntityIn", "Episode", "Explanation", "History", "Layer", "LifecycleAction", "MaintenanceRun", "MemoryIn", "MemoryPatch",
+    "EntityIn", "Episode", "Explanation", "History", "Layer", "LifecycleAction", "MaintenanceRun", "MemoryIn", "MemoryPatch", "MergeSuggestion",
     "MessageIn", "RelationIn", "MemoryRecord", "Message", "Neighbourhood", "Node", "NodeKind", "Procedure",
     "ProcedureStep", "Record", "Relation", "Scorable", "ScoreBreakdown", "ScoredItem", "Session", "SimilarTrace", "Source",
     "Status", "Step", "SupersededBy", "Tool", "ToolCall", "ToolFunction", "ToolInvocation", "ToolStats", "Trace",

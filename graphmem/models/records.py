@@ -486,10 +486,10 @@ class LifecycleAction(BaseModel):
 
     model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
 
-    action: Literal["merge", "expire", "cap", "purge"]
+    action: Literal["merge", "expire", "cap", "purge", "merge_entity"]
     id: str
     reason: str
-    target: str | None = None  # merge: the memory it was folded into
+    target: str | None = None  # merge: the memory it was folded into; merge_entity: the entity
 
 
 class MaintenanceRun(Record):

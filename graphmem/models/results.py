@@ -192,3 +192,15 @@ class ToolStats(BaseModel):
     success_rate: float
     mean_ms: float | None = Field(None, description="mean duration of the calls that reported one")
     p95_ms: float | None = None
+
+
+class MergeSuggestion(BaseModel):
+    """Two entities that look like one real thing (``Memory.suggest_merges``): ``sure`` ones
+    are merged by ``maintain``, the rest wait for ``merge_entities``."""
+
+    keep_id: str
+    keep_name: str
+    merge_id: str
+    merge_name: str
+    reason: str
+    sure: bool

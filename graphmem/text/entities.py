@@ -39,7 +39,8 @@ _COMMON_STARTS = STOPWORDS | frozenset(
 _NOISE = frozenset("""
 user users assistant assistants system tool bot chatbot ai agent human model me myself you yourself he she it we they
 him her them us my your his its our their mine yours ours theirs i someone somebody everyone everybody anyone nobody
-hi hello hey thanks thank thx cheers bye goodbye ok okay sure yes no yeah nope please sorry welcome
+hi hello hey thanks thank thx cheers bye goodbye ok okay sure yes no yeah nope please sorry welcome congrats
+congratulations wow woo woohoo yay hooray oops ouch aww haha lol omg fingers
 today tomorrow yesterday tonight morning afternoon evening night week weekend month year
 用户 助手 系统 机器人 人工智能 我 你 您 他 她 它 我们 你们 他们 她们 它们 自己 大家 谢谢 谢谢你 多谢 感谢 你好 您好 再见 好的 好吧 明白
 明白了 了解 知道了 对 对的 是的 不是 没问题 不客气 哈哈 嗯 哦 啊 今天 明天 昨天 早上 晚上
@@ -48,10 +49,26 @@ _BARE_VALUE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^[\W_]*$")  # numbers, dates and
 
 
 def is_noise_name(name: str) -> bool:
-    """A name that must never become an entity: a role word ("assistant", 用户), a greeting or
-    thanks (谢谢), a pronoun, a day word, or a bare value (a number, a date in digits)."""
+    """A name that must never become an entity: a role word ("assistant", 用户), a greeting,
+    thanks or an interjection (谢谢, "Congrats"), a pronoun, a day word, or a bare value (a
+    number, a date in digits)."""
     norm = normalise_name(name)
     return not norm or norm in _NOISE or bool(_BARE_VALUE.match(norm))
+
+
+def _tagged_noise(name: str) -> bool:
+    """What NER must not propose besides ``is_noise_name``: Latin-script words without a capital
+    or a digit ("the kids & work"), which name nothing."""
+    return is_noise_name(name) or (not _CJK_SPAN.search(name) and not any(c.isupper() or c.isdigit() for c in name))
+
+
+def trimmed_name(name: str) -> str:
+    """A tagged span without the greeting or interjection it starts with ("Congrats Wanjiru"
+    -> "Wanjiru", "Thanks Tomasz" -> "Tomasz")."""
+    words = name.split()
+    while len(words) > 1 and normalise_name(words[0]) in _NOISE:
+        words = words[1:]
+    return " ".join(words)
 
 
 def normalise_name(name: str) -> str:
@@ -106,7 +123,7 @@ class EntityTagger:
             for i, doc in zip(english, nlp.pipe((_PREDICATE.sub(";", texts[i]) for i in english), batch_size=256)):
                 for ent in doc.ents:
                     etype = _SPACY_TYPES.get(ent.label_)
-                    name = ent.text.strip(" ;")
+                    name = trimmed_name(ent.text.strip(" ;"))
                     if etype and name and normalise_name(name):
                         results[i].append(TaggedEntity(name=re.sub(r"('s|’s)$", "", name), type=etype))
         for i, text in enumerate(texts):
@@ -119,12 +136,79 @@ class EntityTagger:
             budget = _HMM_CHARS  # jieba's HMM (new words) costs ~4 ms a character on unfamiliar runs
             pieces = [span[k : k + 100] for span in spans for k in range(0, len(span), 96)]  # overlap: names <= 4
             for span in pieces:
-                for pair in pseg.lcut(span, HMM=budget > 0):  # past the budget: its dictionary only
+                pairs = pseg.lcut(span, HMM=budget > 0)  # past the budget: its dictionary only
+                for k, pair in enumerate(pairs):
                     etype = _JIEBA_TYPES.get(pair.flag)
+                    if pair.flag == "nr" and not _chinese_name(pair.word):
+                        etype = None  # jieba calls 老公, 太精彩, 美的 names: a name starts with a surname
+                    etype = etype or _by_suffix(pairs, k)
                     if etype and len(pair.word) >= 2:
-                        results[i].append(TaggedEntity(name=pair.word, type=etype))
+                        results[i].append(TaggedEntity(name=_with_prefix(pairs, k), type=etype))
                 budget -= len(span)
-        return [_dedupe([e for e in r if not is_noise_name(e.name)]) for r in results]
+        for i, text in enumerate(texts):  # titles: 《三体》, "The Great Gatsby"; nothing inside one is a name
+            titles = [t for t in ((m.group(1) or m.group(2)).strip() for m in _TITLE.finditer(text)) if _is_title(t)]
+            if titles:
+                inside = [e for e in results[i] if any(holds_name(normalise_name(t), normalise_name(e.name))
+                                                       for t in titles)]
+                results[i] = [TaggedEntity(name=t, type="thing") for t in titles] + \
+                    [e for e in results[i] if e not in inside]
+        return [_dedupe([e for e in r if not _tagged_noise(e.name)]) for r in results]
+
+
+# Chinese: a person's name starts with a surname (the common single ones, and compound ones)
+_SURNAMES = frozenset(
+    "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜叶程苏魏吕丁任沈姚卢姜崔钟谭陆汪范金石廖"
+    "贾夏韦付方白邹孟熊秦邱江尹薛闫段雷侯龙史陶黎贺顾毛郝龚邵万钱严覃武戴莫孔向汤常温康施文牛樊葛邢安齐易乔伍庞颜倪庄聂章鲁岳"
+    "翟殷詹申欧耿关兰焦俞左柳甘祝包宁尚符舒阮柯纪梅童凌毕单季裴霍涂成苗谷盛曲翁冉骆蓝路游辛靳管柴蒙鲍华喻祁蒲房滕屈饶解牟艾尤阳"
+    "时穆农司卓古吉缪简车项连芦麦褚娄窦戚岑景党宫费卜冷晏席卫米柏宗瞿桂全佟应臧闵苟邬边卞姬师和仇栾隋商刁沙荣巫寇桑郎甄丛仲虞敖"
+    "巩明佘池查麻苑迟邝官封谈匡鞠惠荆乐冀郁胥南班储原栗燕楚鄢劳谌奚皮粟冼蔺楼盘满闻位厉伊仝区郜海阚花权强帅屠豆朴盖练廉禹井祖漆"
+    "巴丰支卿国狄平计索宣晋相初门云容敬来扈晁芮都普阙浦戈伏鹿薄邸雍辜羊阿乌母裘亓修邰赫杭况那宿鲜印逯隆茹诸战慕危玉银亢嵇公哈湛"
+    "宾戎勾茅利於呼居揭干但尉冶斯元束檀衣信展阴昝智幸奉植衡富尧闭由")
+_COMPOUND_SURNAMES = ("欧阳", "司马", "上官", "诸葛", "东方", "皇甫", "尉迟", "公孙", "慕容", "长孙", "宇文", "司徒", "夏侯")
+# Chinese: what a word ending in these is (鼓浪屿, 西湖区), and what a name before them makes (绿禾 + 公园)
+_PLACE_ENDS = ("公园", "广场", "机场", "车站", "大街", "岛", "屿", "山", "湖", "江", "河", "省", "市", "县", "区", "镇", "村", "路", "街")
+_ORG_ENDS = ("大学", "学院", "中学", "小学", "医院", "银行", "集团", "公司", "研究所")
+_NOT_NAME_FLAGS = ("u", "p", "v", "r", "d", "c", "x", "m", "q", "f", "t", "e", "y", "o")
+_TITLE = re.compile(r"《([^《》\n]{1,40})》|[\"“]([^\"”\n]{2,60})[\"”]")
+
+
+def _chinese_name(word: str) -> bool:
+    return (len(word) in (2, 3) and word[0] in _SURNAMES) or (len(word) in (3, 4) and word.startswith(_COMPOUND_SURNAMES))
+
+
+def _by_suffix(pairs: list, k: int) -> str | None:
+    """A place or an organisation by how the word (or the word with the one or two words before
+    it) ends: 鼓浪屿, 绿禾公园, 北京大学; a bare 公园 or 大学 is none."""
+    word = pairs[k].word
+    ends = next((kind for kind, suffixes in (("place", _PLACE_ENDS), ("org", _ORG_ENDS))
+                 for suffix in suffixes if word.endswith(suffix)), None)
+    if ends is None or not _CJK_SPAN.fullmatch(word):
+        return None
+    if len(word) >= 3 and pairs[k].flag.startswith(("n", "ns")):
+        return ends
+    return ends if _with_prefix(pairs, k) != word else None
+
+
+def _with_prefix(pairs: list, k: int) -> str:
+    """A suffix word (公园, 大学) with the one or two name-like words before it (绿 禾 -> 绿禾公园)."""
+    word = pairs[k].word
+    if word not in _PLACE_ENDS + _ORG_ENDS:
+        return word
+    j = k
+    while j > 0 and k - j < 2 and _CJK_SPAN.fullmatch(pairs[j - 1].word) and not pairs[j - 1].flag.startswith(_NOT_NAME_FLAGS):
+        j -= 1
+    return "".join(p.word for p in pairs[j : k + 1])
+
+
+def _is_title(text: str) -> bool:
+    """Whether quoted text is a title: any text in 《》; in quotation marks, at most eight words
+    that start with a capital, small words apart ("Lost in Thailand", "Goodbye Mr. Loser")."""
+    if _CJK_SPAN.search(text):
+        return True
+    words = text.split()
+    small = {"a", "an", "the", "of", "in", "on", "and", "or", "to", "for", "with", "at", "by", "from"}
+    return 0 < len(words) <= 8 and words[0][:1].isupper() and all(w[:1].isupper() or w.lower() in small or
+                                                                   not w[:1].isalpha() for w in words)
 
 
 MAX_NAME_WORDS = 4

@@ -1,0 +1,147 @@
+"""Entities that are one real thing written two ways: found (``merge_candidates``), and folded
+one into the other (``fold_entity``), by ``Memory.merge_entities``, by ``maintain`` for the
+sure ones, and listed by ``Memory.suggest_merges`` with the reason for each.
+
+Sure (``maintain`` merges them):
+- **a short form**: a one-word person ("Daniel", "Okafor") whose name is a part of exactly one
+  person's full name ("Daniel Marquez"), and of no other entity's;
+- **one name, two records**: two entities that share a name or an alias and have one type (or
+  one has none), unless the shared word is a name part two people share; with two types of
+  which one is only NER's guess, it is a suggestion.
+
+Only suggested (a person decides):
+- a one-word entity NER typed as something else whose name is a part of one person's name
+  ("Agnieszka", typed a place, beside Agnieszka Nowak);
+- **a nickname**: a one-word person whose name starts the first name of exactly one other
+  person ("Mel", "Melanie") and who turns up in the same sessions.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime
+
+import numpy as np
+
+from ..errors import NotFoundError
+from ..models import Edge, EdgeType, Entity, Message, embed_text
+from ..models.results import MergeSuggestion
+from ..store import no_vectors
+from ..text import normalise_name
+from ..text.entities import name_parts
+from .builders import shared_part
+from .parts import Parts, check
+
+
+def _names(e: Entity) -> set[str]:
+    return {normalise_name(n) for n in (e.name, *e.aliases)} - {""}
+
+
+def _stated(e: Entity) -> bool:
+    return e.typed or any(source != "ner" for source in e.type_votes)
+
+
+def merge_candidates(store, namespace: str, entities: Sequence[Entity]) -> list[MergeSuggestion]:
+    """Pairs of live entities that look like one (see the module's text), the one to keep
+    first: the longer name, else the more often typed by a person, else the older."""
+    live = [e for e in entities if not e.merged_into and e.feedback != "rejected"]
+    out: dict[tuple[str, str], MergeSuggestion] = {}
+
+    def add(keep: Entity, gone: Entity, reason: str, sure: bool) -> None:
+        pair = (keep.id, gone.id)
+        if pair not in out and (gone.id, keep.id) not in out:
+            out[pair] = MergeSuggestion(keep_id=keep.id, keep_name=keep.name, merge_id=gone.id, merge_name=gone.name,
+                                        reason=reason, sure=sure)
+
+    people = [e for e in live if e.type == "person" and len(name_parts(e.name)) > 1]
+    by_part: dict[str, list[Entity]] = defaultdict(list)
+    for p in people:
+        for part in name_parts(p.name):
+            by_part[normalise_name(part)].append(p)
+    holders: dict[str, list[Entity]] = defaultdict(list)
+    for e in live:
+        for n in _names(e):
+            holders[n].append(e)
+    for e in live:
+        key = normalise_name(e.name)
+        if len(e.name.split()) != 1 or e.type == "person" and len(name_parts(e.name)) > 1:
+            continue
+        owners = [p for p in by_part.get(key, ()) if p.id != e.id]
+        if len(owners) == 1:
+            others = [h for h in holders[key] if h.id not in (e.id, owners[0].id)]
+            if e.type == "person" and not others:
+                add(owners[0], e, f"{e.name!r} is a part of {owners[0].name!r}, the only person named so", True)
+            elif not _stated(e) and not others:
+                add(owners[0], e, f"{e.name!r} ({e.type}, typed by NER alone) is a part of the person "
+                                  f"{owners[0].name!r}", False)
+    for name, found in holders.items():
+        if len(found) < 2:
+            continue
+        for i, a in enumerate(found):
+            for b in found[i + 1:]:
+                if _stated(a) and _stated(b) and a.type != b.type:
+                    continue  # a person and a country called Jordan, as someone said
+                if shared_part(name, [a, b]):
+                    continue  # a first name or a surname two people share: Sofia and Daniel Marquez
+                keep, gone = sorted((a, b), key=lambda x: (-len(x.name), -_stated(x), x.created_at))
+                sure = a.type == b.type or (gone.type == "thing" and not gone.type_votes)
+                add(keep, gone, f"both are named {name!r}" + ("" if sure else f" ({keep.type} and {gone.type})"), sure)
+    _nicknames(store, namespace, live, add)
+    return list(out.values())
+
+
+def _nicknames(store, namespace: str, live: Sequence[Entity], add) -> None:
+    """A one-word person whose name starts exactly one other person's first name and who is
+    said or named in a session that person is in ("Mel", "Melanie")."""
+    people = [e for e in live if e.type == "person"]
+    firsts = {p.id: normalise_name(p.name.split()[0]) for p in people if p.name.split()}
+    for short in people:
+        key = normalise_name(short.name)
+        if len(short.name.split()) != 1 or len(key) < 3 or not key.isalpha():
+            continue
+        longer = [p for p in people if p.id != short.id and firsts.get(p.id, "").startswith(key) and firsts[p.id] != key]
+        if len(longer) != 1 or not _same_sessions(store, namespace, short.id, longer[0].id):
+            continue
+        add(longer[0], short, f"{short.name!r} may be a short form of {longer[0].name!r}: it starts that name and "
+                              "both are in the same conversations", False)
+
+
+def _same_sessions(store, namespace: str, a: str, b: str) -> bool:
+    def sessions(entity_id: str) -> set[str]:
+        edges = store.edges(namespace, [entity_id], types=[EdgeType.SAID, EdgeType.MENTIONS], direction="both")
+        ids = [e.target if e.source == entity_id else e.source for e in edges][:500]
+        return {n.session_id for n in store.get(namespace, ids) if isinstance(n, Message)}
+
+    return bool(sessions(a) & sessions(b))
+
+
+def fold_entity(parts: Parts, namespace: str, keep_id: str, merge_id: str, now: datetime) -> Entity:
+    """Fold ``merge_id`` into ``keep_id``: every edge of it (mentions, relations with their
+    memory ids, SAID) moves to the kept entity, its name and aliases become aliases there (its
+    type, votes and description fill what the kept one lacks), and it stays only as a record
+    found by no name, with a MERGED_INTO edge. One store write; the caller holds the lock."""
+    store = parts.store
+    got = {e.id: e for e in store.get(namespace, [keep_id, merge_id]) if isinstance(e, Entity)}
+    for i in (keep_id, merge_id):
+        if i not in got or got[i].merged_into:
+            raise NotFoundError(f"no entity {i!r} in namespace {namespace!r}")
+    keep, gone = got[keep_id], got[merge_id]
+    old = store.edges(namespace, [merge_id], direction="both")
+    moved = [e.model_copy(update={"source": keep_id if e.source == merge_id else e.source,
+                                  "target": keep_id if e.target == merge_id else e.target}) for e in old]
+    aliases = [a for a in dict.fromkeys([*keep.aliases, gone.name, *gone.aliases])
+               if normalise_name(a) != normalise_name(keep.name)]
+    kept = check(Entity, {**keep.model_dump(), "aliases": aliases, "updated_at": now,
+                          "type": gone.type if keep.type == "thing" else keep.type,
+                          "type_votes": {**gone.type_votes, **keep.type_votes},
+                          "description": keep.description or gone.description}, "entity")
+    folded = gone.model_copy(update={"merged_into": keep_id, "updated_at": now})
+    link = Edge(namespace=namespace, source=merge_id, type=EdgeType.MERGED_INTO, target=keep_id,
+                props={"at": now.isoformat()})
+    vecs = np.vstack([parts.embedder.embed([embed_text(kept)]), no_vectors(1, parts.embedder.dim)])
+    # the moved edges first, the old ones after: a failure between leaves a link twice, never none
+    store.put(namespace, [kept, folded], vecs, [*(e for e in moved if e.source != e.target), link],
+              expect={keep_id: keep.updated_at, merge_id: gone.updated_at})
+    store.delete_edges(namespace, old)
+    return kept
