@@ -299,3 +299,12 @@ def test_duplicates_are_suggested_with_a_reason_and_maintain_merges_the_sure_one
     kept = gmem.get_entity("Ana")
     assert kept.name == "Ana Duarte" and "Ana" in kept.aliases and gmem.get_entity(ana).id == kept.id
     assert {e.name for e in gmem.list("entity")} >= {"Mel", "Melanie"}  # only suggested: a person decides
+
+
+def test_a_person_named_by_first_name_before_their_full_name_is_one_person(gmem):
+    gmem.add_messages("s", [
+        {"role": "user", "content": "My brother Daniel plays bass in The Velvet Owls.", "speaker": "Sofia Marquez"},
+        {"role": "user", "content": "Hey Sofia! We play Madrid on Saturday.", "speaker": "Daniel Marquez"}])
+    people = sorted(e.name for e in gmem.list("entity") if e.type == "person")
+    assert people == ["Daniel Marquez", "Sofia Marquez"], people
+    assert gmem.get_entity("Daniel").name == "Daniel Marquez" and gmem.get_entity("Sofia").name == "Sofia Marquez"

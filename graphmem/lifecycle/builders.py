@@ -161,12 +161,12 @@ class EntityResolver:
     def _short_form(self, e: EntityIn) -> Entity | None:
         """The one person already known by a single word that is a part of ``e``'s name (the
         speaker "Daniel" when "Daniel Marquez" is named), if no one else holds that word."""
-        parts = name_parts(e.name)
+        parts = {normalise_name(p) for p in name_parts(e.name)}
         self.prefetch(EntityIn(name=p) for p in parts)
-        holders = {c.id: c for p in parts for c in [*self._found.get(normalise_name(p), ()), *self._made(normalise_name(p))]}
-        short = [c for c in holders.values() if c.type == "person" and normalise_name(c.name) in
-                 {normalise_name(p) for p in parts}]
-        return short[0] if len(short) == 1 and len(holders) == 1 else None
+        holding = {p: {c.id: c for c in [*self._found.get(p, ()), *self._made(p)]} for p in parts}
+        short = [c for p, held in holding.items() for c in held.values()
+                 if c.type == "person" and normalise_name(c.name) == p and len(held) == 1]
+        return short[0] if len(short) == 1 else None
 
     def _keep(self, ent: Entity) -> None:
         self._new[ent.id] = ent

@@ -916,6 +916,10 @@ export interface components {
              * @default false
              */
             typed: boolean;
+            /** Type Votes */
+            type_votes: {
+                [key: string]: string;
+            };
             /** Feedback */
             feedback: ("confirmed" | "rejected") | null;
         };
