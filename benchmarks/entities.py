@@ -276,7 +276,7 @@ def corpus() -> None:
                 for i, turns in enumerate(conversations):
                     for j in range(0, len(turns), 200):
                         mem.add_messages(f"c{i}", turns[j : j + 200])
-                entities = mem.list("entity", limit=100_000)
+                entities = [e for e in mem.store.query("default", "entity", limit=1_000_000) if isinstance(e, Entity)]
                 bad = sorted({e.name for e in entities if normalise_name(e.name) in ROLE_AND_INTERJECTION})
                 counts = Counter(e.target for e in mem.store.edges("default", [e.id for e in entities],
                                                                      types=[EdgeType.MENTIONS], direction="in"))

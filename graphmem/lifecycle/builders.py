@@ -20,7 +20,7 @@ from ..models import (
 from ..models.entity_types import voted_type
 from ..store import Store
 from ..text import keywords, normalise_name
-from ..text.entities import is_noise_name, longest_names, name_grams, name_parts
+from ..text.entities import is_noise_name, is_role_word, longest_names, name_grams, name_parts
 from .parts import Parts, check
 from .traces import relations_carrying
 
@@ -351,7 +351,9 @@ def _mentions(m: MemoryIn, tagged: list | None) -> list[tuple[EntityIn, str]]:
     for r in m.relations:
         for name in (r.source, r.target):
             out.setdefault(normalise_name(name), (EntityIn(name=name), "mention"))
-    return [v for k, v in out.items() if k and not is_noise_name(k)]
+    # what a caller listed by hand is kept unless it is a role word or a greeting; the rest is checked whole
+    named = {normalise_name(e.name) for e in listed} if voter is EntityIn and m.entities is not None else set()
+    return [v for k, v in out.items() if k and not (is_role_word(k) if k in named else is_noise_name(k))]
 
 
 def _memory_edges(rec: MemoryRecord, mentions: list[tuple[EntityIn, str]], relations: list[RelationIn],

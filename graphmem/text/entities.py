@@ -37,14 +37,16 @@ _COMMON_STARTS = STOPWORDS | frozenset(
 
 # words that name a role or say something, never a real person or thing (both languages)
 _NOISE = frozenset("""
-user users assistant assistants system tool bot chatbot ai agent human model me myself you yourself he she it we they
+user users assistant assistants system tool bot chatbot ai agent human model companion me myself you yourself he she it we they
 him her them us my your his its our their mine yours ours theirs i someone somebody everyone everybody anyone nobody
 hi hello hey thanks thank thx cheers bye goodbye ok okay sure yes no yeah nope please sorry welcome congrats
-congratulations wow woo woohoo yay hooray oops ouch aww haha lol omg fingers
+congratulations wow woah whoa woo woohoo yay hooray oops ouch aww haha lol omg fingers yep yup alright awesome glad great cool
+sweet amazing hmm oh ah aha well anyway btw that this these those there here what who which
+monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun
 today tomorrow yesterday tonight morning afternoon evening night week weekend month year
-用户 助手 系统 机器人 人工智能 我 你 您 他 她 它 我们 你们 他们 她们 它们 自己 大家 谢谢 谢谢你 多谢 感谢 你好 您好 再见 好的 好吧 明白
+用户 助手 系统 机器人 人工智能 伴侣 ai伴侣 我 你 您 他 她 它 我们 你们 他们 她们 它们 自己 大家 谢谢 谢谢你 多谢 感谢 你好 您好 再见 好的 好吧 明白
 明白了 了解 知道了 对 对的 是的 不是 没问题 不客气 哈哈 嗯 哦 啊 今天 明天 昨天 早上 晚上
-""".split()) | {"thank you", "thanks a lot", "good morning", "good night", "see you"}
+""".split()) | {"thank you", "thanks a lot", "good morning", "good night", "see you", "ai companion"}
 _BARE_VALUE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^[\W_]*$")  # numbers, dates and times as digits, punctuation
 
 
@@ -56,6 +58,11 @@ def is_noise_name(name: str) -> bool:
     return not norm or norm in _NOISE or bool(_BARE_VALUE.match(norm))
 
 
+def is_role_word(name: str) -> bool:
+    """``is_noise_name``'s words alone (a role, a greeting, a pronoun), not its bare values."""
+    return normalise_name(name) in _NOISE
+
+
 def _tagged_noise(name: str) -> bool:
     """What NER must not propose besides ``is_noise_name``: Latin-script words without a capital
     or a digit ("the kids & work"), which name nothing."""
@@ -65,10 +72,13 @@ def _tagged_noise(name: str) -> bool:
 def trimmed_name(name: str) -> str:
     """A tagged span without the greeting or interjection it starts with ("Congrats Wanjiru"
     -> "Wanjiru", "Thanks Tomasz" -> "Tomasz")."""
-    words = name.split()
-    while len(words) > 1 and normalise_name(words[0]) in _NOISE:
+    words = re.split(r"[!?！？。]", name)[0].split() or name.split()  # "James! Bet" is James
+    while len(words) > 1 and normalise_name(words[0]) in _NOISE | _RELATIVE:
         words = words[1:]
     return " ".join(words)
+
+
+_RELATIVE = frozenset({"last", "next", "this", "every", "early", "late"})  # "Last Fri" is a day, not a name
 
 
 def normalise_name(name: str) -> str:
