@@ -6,13 +6,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from ..errors import ConflictError, NotFoundError, ValidationError
 from ..lifecycle import check, checked_namespace, forget_records
 from ..lifecycle.builders import with_vote
 from ..lifecycle.entity_merges import fold_entity, merge_candidates
-from ..models import Edge, EdgeType, Entity, MergeSuggestion, Status, embed_text, utcnow
+from ..models import Entity, MergeSuggestion, Status, embed_text, utcnow
 from ..models.entity_types import entity_type
 from ..retrieve import find_entity
 from ..store import no_vectors
