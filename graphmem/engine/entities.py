@@ -158,9 +158,7 @@ class EntitiesMixin:
         one-word person whose name is a part of one person's full name, two records of one name
         or alias, a nickname that starts one person's first name in the same conversations.
         ``sure`` ones are merged by ``maintain``; the rest wait for ``merge_entities``."""
-        namespace = self._existing(namespace)
-        entities = [e for e in self.store.query(namespace, "entity", limit=1_000_000) if isinstance(e, Entity)]
-        return merge_candidates(self.store, namespace, entities)
+        return merge_candidates(self.store, self._existing(namespace))
 
     def _name_free(self, namespace: str, ent: Entity) -> None:
         """No other entity has ``ent``'s name or one of its aliases, unless both have a stated

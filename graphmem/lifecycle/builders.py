@@ -6,9 +6,9 @@ result in one transaction, under the write lock."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -28,23 +28,31 @@ class TaggedIn(EntityIn):
     """An entity NER proposed: its type is a guess (the small model types people as places),
     so it never splits an identity; it is a vote (``with_vote``)."""
 
+    EVIDENCE: ClassVar[str] = "ner"
+
 
 class SpeakerIn(EntityIn):
     """The speaker of a turn: a person, the strongest evidence of a type."""
+
+    EVIDENCE: ClassVar[str] = "speaker"
 
 
 class ModelIn(EntityIn):
     """An entity the extraction model listed: its type is a vote, never a split of identity."""
 
+    EVIDENCE: ClassVar[str] = "model"
+
 
 class KnownIn(EntityIn):
     """A known entity a dictionary match found in a text: no new evidence of its type."""
 
+    EVIDENCE: ClassVar[str] = "known"
+
 
 def evidence(e: EntityIn) -> str:
-    """Which kind of evidence an entity input's type is (``Entity.type_votes``)."""
-    return "ner" if isinstance(e, TaggedIn) else "speaker" if isinstance(e, SpeakerIn) else \
-        "model" if isinstance(e, ModelIn) else "known" if isinstance(e, KnownIn) else "caller"
+    """Which kind of evidence an entity input's type is (``Entity.type_votes``): a plain
+    ``EntityIn`` is the caller's."""
+    return getattr(e, "EVIDENCE", "caller")
 
 
 def with_vote(ent: Entity, source: str, etype: str) -> dict[str, Any]:
@@ -72,6 +80,13 @@ def dictionary(named: dict[str, list[Entity]]) -> dict[str, Entity]:
     """The entity each known name links to in a dictionary match; a first name two people
     share links to neither (``shared_part``)."""
     return {norm: found[0] for norm, found in named.items() if found and not shared_part(norm, found)}
+
+
+def dictionary_links(grams: Iterable[str], known: dict[str, Entity],
+                     batch: Callable[[str], Entity | None] = lambda name: None) -> list[Entity]:
+    """The entities a text's n-grams name, the longest name first ("Maya Singh", not "Maya"):
+    each found in this batch's own entities (``batch``) or in ``known`` (``dictionary``)."""
+    return [batch(n) or known[n] for n in longest_names(g for g in grams if batch(g) or normalise_name(g) in known)]
 
 
 class EntityResolver:
@@ -111,7 +126,7 @@ class EntityResolver:
             return self._known[(key, stated)]
         wanted = [key, *(normalise_name(a) for a in e.aliases)]
         self.prefetch([e])
-        candidates = list({c.id: c for n in wanted for c in [*self._found.get(n, ()), *self._made(n)]}.values())
+        candidates = list({c.id: c for n in wanted for c in self._holders(n)}.values())
         if stated in (None, "person") and not e.aliases and shared_part(key, candidates):
             self._known[(key, stated)] = None
             return None
@@ -156,14 +171,14 @@ class EntityResolver:
         self.prefetch(EntityIn(name=p) for p in parts)
         return [p for p in parts
                 if all(o.type == "person" and normalise_name(o.name) != normalise_name(p)  # shared with a namesake
-                       for o in [*self._found.get(normalise_name(p), ()), *self._made(normalise_name(p))])]
+                       for o in self._holders(normalise_name(p)))]
 
     def _short_form(self, e: EntityIn) -> Entity | None:
         """The one person already known by a single word that is a part of ``e``'s name (the
         speaker "Daniel" when "Daniel Marquez" is named), if no one else holds that word."""
         parts = {normalise_name(p) for p in name_parts(e.name)}
         self.prefetch(EntityIn(name=p) for p in parts)
-        holding = {p: {c.id: c for c in [*self._found.get(p, ()), *self._made(p)]} for p in parts}
+        holding = {p: {c.id: c for c in self._holders(p)} for p in parts}
         short = [c for p, held in holding.items() for c in held.values()
                  if c.type == "person" and normalise_name(c.name) == p and len(held) == 1]
         return short[0] if len(short) == 1 else None
@@ -173,8 +188,9 @@ class EntityResolver:
         for name in {normalise_name(n) for n in [ent.name, *ent.aliases]}:
             self._new_named.setdefault(name, {})[ent.id] = ent
 
-    def _made(self, norm: str) -> list[Entity]:
-        return list(self._new_named.get(norm, {}).values())
+    def _holders(self, norm: str) -> list[Entity]:
+        """The entities, stored or made in this batch, that a normalised name or alias names."""
+        return [*self._found.get(norm, ()), *self._new_named.get(norm, {}).values()]
 
     def _most_mentioned(self, key: str, candidates: list[Entity]) -> Entity | None:
         if len(candidates) < 2:
@@ -220,9 +236,8 @@ class GraphBuilder:
         known = dictionary(self.store.entities_named(namespace, set().union(*grams))) if any(grams) else {}
         for mentions, gs in zip(all_mentions, grams):  # every name the namespace knows, not only where NER fires
             have = {normalise_name(e.name) for e, _ in mentions}
-            for name in longest_names(g for g in gs if normalise_name(g) in known):
-                ent = known[name]
-                if name not in have and not have & {normalise_name(n) for n in (ent.name, *ent.aliases)}:
+            for ent in dictionary_links(gs, known):
+                if not have & {normalise_name(n) for n in (ent.name, *ent.aliases)}:
                     mentions.append((KnownIn(name=ent.name, type=ent.type), "mention"))
         resolver = EntityResolver(self.store, namespace, now)
         resolver.prefetch(e for mentions in all_mentions for e, _ in mentions)  # one lookup, not one per name

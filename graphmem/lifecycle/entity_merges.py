@@ -42,10 +42,11 @@ def _stated(e: Entity) -> bool:
     return e.typed or any(source != "ner" for source in e.type_votes)
 
 
-def merge_candidates(store, namespace: str, entities: Sequence[Entity]) -> list[MergeSuggestion]:
-    """Pairs of live entities that look like one (see the module's text), the one to keep
-    first: the longer name, else the more often typed by a person, else the older."""
-    live = [e for e in entities if not e.merged_into and e.feedback != "rejected"]
+def merge_candidates(store, namespace: str) -> list[MergeSuggestion]:
+    """Pairs of the namespace's live entities that look like one (see the module's text), the
+    one to keep first: the longer name, else the more often typed by a person, else the older."""
+    live = [e for e in store.query(namespace, "entity", limit=1_000_000)
+            if isinstance(e, Entity) and not e.merged_into and e.feedback != "rejected"]
     out: dict[tuple[str, str], MergeSuggestion] = {}
 
     def add(keep: Entity, gone: Entity, reason: str, sure: bool) -> None:

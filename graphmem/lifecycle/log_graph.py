@@ -19,7 +19,7 @@ from ..errors import ValidationError
 from ..models import Edge, EdgeType, Entity, Message, MessageIn, Session, embed_text
 from ..text import TaggedEntity, keywords, name_grams, normalise_name
 from ..text.entities import holds_name, is_noise_name, longest_names
-from .builders import EntityResolver, SpeakerIn, TaggedIn, dictionary
+from .builders import EntityResolver, SpeakerIn, TaggedIn, dictionary, dictionary_links
 from .parts import Parts, check
 
 
@@ -109,8 +109,7 @@ class LogLinker:
             for e in ts:
                 if (ent := resolver.resolve(e)) is not None:
                     found.setdefault(ent.id, ent)
-            for g in longest_names(g for g in gs if resolver.known(g) or normalise_name(g) in known):
-                ent = resolver.known(g) or known[g]
+            for ent in dictionary_links(gs, known, resolver.known):
                 found.setdefault(ent.id, ent)
             said_by = resolver.resolve(speaker) if speaker is not None else None
             if said_by is not None:

@@ -17,7 +17,7 @@ from datetime import datetime
 import numpy as np
 
 from ..errors import ConflictError, NotFoundError
-from ..models import Edge, EdgeType, Entity, LifecycleAction, MaintenanceRun, MemoryRecord, Status, utcnow
+from ..models import Edge, EdgeType, LifecycleAction, MaintenanceRun, MemoryRecord, Status, utcnow
 from ..settings import LifecycleSettings
 from .duplicates import find_groups
 from .entity_merges import fold_entity, merge_candidates
@@ -125,11 +125,9 @@ class Maintainer:
         return run
 
     def _merge_entities(self, namespace: str, dry_run: bool, now: datetime) -> list[LifecycleAction]:
-        store = self.parts.store
-        entities = [e for e in store.query(namespace, "entity", limit=1_000_000) if isinstance(e, Entity)]
         done: list[LifecycleAction] = []
         gone: set[str] = set()
-        for s in merge_candidates(store, namespace, entities):
+        for s in merge_candidates(self.parts.store, namespace):
             if not s.sure or {s.keep_id, s.merge_id} & gone:
                 continue
             if not dry_run:

@@ -123,7 +123,8 @@ def import_(parts: Parts, lines: Iterable[str], *, namespace: str | None = None,
     # is left as it is when the line says the same, and refused when it says something else
     changed = next((n for n in nodes if n.id in stored and _content(n) != _content(stored[n.id])), None)
     if changed is not None:
-        fields = sorted(k for k, v in _content(changed).items() if _content(stored[changed.id]).get(k) != v)
+        was = _content(stored[changed.id])
+        fields = sorted(k for k, v in _content(changed).items() if was.get(k) != v)
         raise ImportFormatError(line_of[changed.id], f"{changed.kind} {changed.id!r} already exists in namespace {ns!r} "
                                 f"with another {', '.join(fields)}; an import never rewrites a record (correct it "
                                 "with update, which keeps its history); nothing was imported")

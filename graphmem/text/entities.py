@@ -194,7 +194,7 @@ def _by_suffix(pairs: list, k: int) -> str | None:
                  for suffix in suffixes if word.endswith(suffix)), None)
     if ends is None or not _CJK_SPAN.fullmatch(word):
         return None
-    if len(word) >= 3 and pairs[k].flag.startswith(("n", "ns")):
+    if len(word) >= 3 and pairs[k].flag.startswith("n"):
         return ends
     return ends if _with_prefix(pairs, k) != word else None
 
