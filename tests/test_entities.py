@@ -3,6 +3,7 @@ mentions them, found by name, alias or meaning, updated and forgotten; bad input
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
@@ -10,6 +11,7 @@ from typer.testing import CliRunner
 
 from graphmem.cli import app
 from graphmem.errors import ConflictError, NotFoundError, ValidationError
+from graphmem.models import EdgeType
 from graphmem.text import normalise_name
 
 
@@ -242,6 +244,18 @@ def test_a_span_holding_two_names_is_not_an_entity():
     assert not _two_names("Joanna Smith", [TaggedEntity(name="Ann", type="person")], {"ann": None, "smith": None})
 
 
+def test_names_written_like_code_are_things_and_plain_words_stay_as_ner_typed():
+    from graphmem.text import EntityTagger
+
+    tagged = {t.name: t.type for text in ("Greta prefers TypeScript over JavaScript for new projects",
+                                           "Priya wants Redis in front of PostgreSQL for sessions",
+                                           "Julia moved to Lisbon")
+              for t in EntityTagger().tag(text)}
+    assert {n: tagged.get(n) for n in ("TypeScript", "JavaScript", "PostgreSQL")} == dict.fromkeys(
+        ("TypeScript", "JavaScript", "PostgreSQL"), "thing"), tagged
+    assert tagged.get("Julia") != "thing" and tagged.get("Lisbon") == "place", tagged  # Julia is a language too
+
+
 def test_a_first_name_two_people_share_links_to_neither_and_explain_says_so(gmem):
     gmem.add_messages("s", [{"role": "user", "content": "Hello from the Oslo office.", "speaker": "Ingrid Halvorsen"},
                             {"role": "user", "content": "Hello from Bergen.", "speaker": "Ingrid Berg"}])
@@ -308,3 +322,28 @@ def test_a_person_named_by_first_name_before_their_full_name_is_one_person(gmem)
     people = sorted(e.name for e in gmem.list("entity") if e.type == "person")
     assert people == ["Daniel Marquez", "Sofia Marquez"], people
     assert gmem.get_entity("Daniel").name == "Daniel Marquez" and gmem.get_entity("Sofia").name == "Sofia Marquez"
+
+
+def test_an_import_joins_the_entities_the_namespace_already_holds(gmem):
+    gmem.remember("Greta's team deploys to staging every Friday", entities=[{"name": "Greta", "type": "person"}],
+                  namespace="src")
+    gmem.remember("王芳在杭州工作", entities=[{"name": "王芳", "type": "person"}, {"name": "杭州", "type": "place"}],
+                  namespace="src")
+    gmem.add_entity("Jordan", type="place", namespace="src")
+    buf = io.StringIO()
+    gmem.export(buf, namespace="src")
+    greta = gmem.add_entity("Greta Lind", type="person", aliases=["Greta"], namespace="dst")
+    wang = gmem.add_entity("王芳", type="person", namespace="dst")
+    jordan = gmem.add_entity("Jordan", type="person", namespace="dst")  # a person: the imported place stays apart
+    report = gmem.import_(buf.getvalue().splitlines(), namespace="dst")
+    assert report["joined"] == 2, report
+    people = sorted(e.name for e in gmem.list("entity", namespace="dst") if e.type == "person")
+    assert people == ["Greta Lind", "Jordan", "王芳"], people
+    assert {e.type for e in gmem.list("entity", namespace="dst") if e.name == "Jordan"} == {"person", "place"}
+    for ent, text in ((greta, "deploys to staging"), (wang, "杭州")):
+        mentions = gmem.store.edges("dst", [ent.id], types=[EdgeType.MENTIONS], direction="in")
+        assert [m.text for m in gmem.store.get("dst", [e.source for e in mentions])] == \
+            [t for t in [m.text for m in gmem.list("memory", namespace="dst")] if text in t]
+    assert gmem.get_entity("Greta", namespace="dst").id == greta.id != jordan.id
+    again = gmem.import_(buf.getvalue().splitlines(), namespace="dst")  # the same file twice changes nothing
+    assert again["nodes"] == 0 and len(gmem.list("entity", namespace="dst")) == 5

@@ -303,6 +303,24 @@ def test_supersede_stays_within_scope(tmp_path):
     mem.close()
 
 
+def test_extracted_entities_vote_as_the_model_ner_or_a_speaker_never_as_a_caller(tmp_path):
+    """The types a window's names carry are the model's, NER's or a speaker's votes, never a
+    caller's: the model's wrong guess (Greta, a place) gives way to the speaker."""
+    replay = ReplayExtractor(overrides={"Globex": [json.dumps({
+        "r": "", "ep": "Greta's stack", "pr": [],
+        "m": [m("Greta writes TypeScript at Globex", "Greta", "writes", "TypeScript", k="fact")],
+        "e": [{"n": "Globex", "y": "org"}, {"n": "Greta", "y": "place"}]})]})
+    mem = manual(tmp_path, replay, extract_every=1, extract_budget_tokens=0)
+    mem.add_messages("s", [{"role": "user", "speaker": "Greta", "content": "I write TypeScript at Globex now."}])
+    mem.flush()
+    votes = {e.name: (e.type, e.type_votes) for e in mem.list("entity")}
+    assert votes["Greta"] == ("person", {"speaker": "person"}), votes
+    assert votes["Globex"][0] == "org" and votes["Globex"][1]["model"] == "org", votes
+    assert votes["TypeScript"][0] == "thing", votes  # Pygments knows it; NER calls it an organisation
+    assert not [name for name, (_, v) in votes.items() if "caller" in v], votes
+    mem.close()
+
+
 def test_queue_survives_a_restart(tmp_path):
     replay = ReplayExtractor()
     with manual(tmp_path, replay) as mem:

@@ -382,7 +382,8 @@ def import_(
     lines = read_input(file).splitlines()
     with open_memory() as mem:
         report = mem.import_(lines, namespace=into, skip_invalid=skip_invalid)
-    out.print(f"imported {report['nodes']} records and {report['edges']} edges into {report['namespace']!r}")
+    out.print(f"imported {report['nodes']} records and {report['edges']} edges into {report['namespace']!r}"
+              + (f" ({report['joined']} entities joined ones already there)" if report["joined"] else ""))
     for e in report["errors"]:
         out.print(f"[yellow]skipped line {e['line']}:[/yellow] {e['reason']}", highlight=False)
 

@@ -603,8 +603,8 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
     def import_(self, lines: Iterable[str], *, namespace: str | None = None, skip_invalid: bool = False) -> dict[str, Any]:
         """Read a JSONL export. Every line is validated first; a bad line is reported with its
         line number and nothing is written, unless ``skip_invalid`` (then the good lines are
-        written and the bad ones listed in the result). Records keep their ids; ``namespace``
-        moves them into another namespace."""
+        written and the bad ones listed in the result). Records keep their ids (``namespace`` moves
+        them); an entity already there by name or alias takes an imported one's edges (``joined``)."""
         result = import_(self._parts, lines, namespace=namespace, skip_invalid=skip_invalid)
-        log.info("import namespace=%s nodes=%d edges=%d", result["namespace"], result["nodes"], result["edges"])
+        log.info("import namespace=%(namespace)s nodes=%(nodes)d edges=%(edges)d joined=%(joined)d", result)
         return result

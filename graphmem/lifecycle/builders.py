@@ -356,7 +356,7 @@ def _mentions(m: MemoryIn, tagged: list | None) -> list[tuple[EntityIn, str]]:
         if name:
             out.setdefault(normalise_name(name), (EntityIn(name=name), role))
     voter = ModelIn if m.source is not Source.user_stated else EntityIn
-    listed = [voter(**e.model_dump()) for e in m.entities] if m.entities is not None else \
+    listed = [voter(**e.model_dump()) if type(e) is EntityIn else e for e in m.entities] if m.entities is not None else \
         [TaggedIn(name=t.name, type=t.type) for t in tagged or []]
     for e in listed:
         key = normalise_name(e.name)
@@ -367,7 +367,7 @@ def _mentions(m: MemoryIn, tagged: list | None) -> list[tuple[EntityIn, str]]:
         for name in (r.source, r.target):
             out.setdefault(normalise_name(name), (EntityIn(name=name), "mention"))
     # what a caller listed by hand is kept unless it is a role word or a greeting; the rest is checked whole
-    named = {normalise_name(e.name) for e in listed} if voter is EntityIn and m.entities is not None else set()
+    named = {normalise_name(e.name) for e in listed if evidence(e) == "caller"}
     return [v for k, v in out.items() if k and not (is_role_word(k) if k in named else is_noise_name(k))]
 
 

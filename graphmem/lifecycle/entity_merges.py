@@ -38,6 +38,11 @@ def _names(e: Entity) -> set[str]:
     return {normalise_name(n) for n in (e.name, *e.aliases)} - {""}
 
 
+def _said(e: Entity) -> dict:
+    """What an entity says, without when it last changed."""
+    return e.model_dump(exclude={"updated_at"})
+
+
 def _stated(e: Entity) -> bool:
     return e.typed or any(source != "ner" for source in e.type_votes)
 
@@ -117,6 +122,55 @@ def _same_sessions(store, namespace: str, a: str, b: str) -> bool:
     return bool(sessions(a) & sessions(b))
 
 
+def absorbed(keep: Entity, gone: Entity, now: datetime, name: str | None = None) -> Entity:
+    """``keep`` once it holds ``gone``: called ``name`` (default its own), the other names as
+    aliases; ``gone``'s type, votes and description fill what ``keep`` lacks."""
+    name = name or keep.name
+    aliases = [a for a in dict.fromkeys([keep.name, *keep.aliases, gone.name, *gone.aliases])
+               if normalise_name(a) != normalise_name(name)]
+    return check(Entity, {**keep.model_dump(), "name": name, "aliases": aliases, "updated_at": now,
+                          "type": gone.type if keep.type == "thing" else keep.type,
+                          "type_votes": {**gone.type_votes, **keep.type_votes},
+                          "description": keep.description or gone.description}, "entity")
+
+
+def imported_identities(store, namespace: str, imported: Sequence[Entity], now: datetime
+                        ) -> tuple[dict[str, str], list[Entity]]:
+    """The resolver's rules for an import: an imported entity that is an entity the namespace
+    already holds (or one an earlier line of the import brought) is folded into it instead of
+    becoming a second node. Two entities are one when one's name is the other's name or alias
+    ("Greta", "Greta Lind" with the alias Greta) and their types agree or one is only NER's
+    guess; a name several entities hold stays apart (``suggest_merges`` lists it). Returns
+    imported id -> the id it became, and the entities that took another's names (as aliases;
+    called by the longer name when one is a part of the other), stored or imported."""
+    live = [e for e in imported if not e.merged_into]
+    stored = store.entities_named(namespace, {normalise_name(n) for e in live for n in (e.name, *e.aliases)})
+    current: dict[str, Entity] = {c.id: c for found in stored.values() for c in found if not c.merged_into}
+    holders: dict[str, set[str]] = defaultdict(set)
+    for c in current.values():
+        for n in _names(c):
+            holders[n].add(c.id)
+    into: dict[str, str] = {}
+    changed: dict[str, Entity] = {}
+    for e in live:
+        key = normalise_name(e.name)
+        same = [current[i] for i in holders[key] | {i for n in _names(e) for i in holders[n]}
+                if key in _names(current[i]) or normalise_name(current[i].name) in _names(e)]
+        same = [c for c in same if c.type == e.type or not (_stated(c) and _stated(e))]
+        if len(same) == 1:
+            keep = same[0]
+            name = e.name if normalise_name(keep.name) in _names(e) and len(e.name) > len(keep.name) else None
+            grown = absorbed(keep, e, now, name)
+            if _said(grown) != _said(keep):
+                current[keep.id] = changed[keep.id] = grown
+            into[e.id] = keep.id
+        else:
+            current[e.id] = e
+        for n in _names(current[into.get(e.id, e.id)]):
+            holders[n].add(into.get(e.id, e.id))
+    return into, list(changed.values())
+
+
 def fold_entity(parts: Parts, namespace: str, keep_id: str, merge_id: str, now: datetime) -> Entity:
     """Fold ``merge_id`` into ``keep_id``: every edge of it (mentions, relations with their
     memory ids, SAID) moves to the kept entity, its name and aliases become aliases there (its
@@ -131,12 +185,7 @@ def fold_entity(parts: Parts, namespace: str, keep_id: str, merge_id: str, now: 
     old = store.edges(namespace, [merge_id], direction="both")
     moved = [e.model_copy(update={"source": keep_id if e.source == merge_id else e.source,
                                   "target": keep_id if e.target == merge_id else e.target}) for e in old]
-    aliases = [a for a in dict.fromkeys([*keep.aliases, gone.name, *gone.aliases])
-               if normalise_name(a) != normalise_name(keep.name)]
-    kept = check(Entity, {**keep.model_dump(), "aliases": aliases, "updated_at": now,
-                          "type": gone.type if keep.type == "thing" else keep.type,
-                          "type_votes": {**gone.type_votes, **keep.type_votes},
-                          "description": keep.description or gone.description}, "entity")
+    kept = absorbed(keep, gone, now)
     folded = gone.model_copy(update={"merged_into": keep_id, "updated_at": now})
     link = Edge(namespace=namespace, source=merge_id, type=EdgeType.MERGED_INTO, target=keep_id,
                 props={"at": now.isoformat()})

@@ -17,7 +17,7 @@ from ..models import (SOURCE_CONFIDENCE, Edge, EdgeType, EntityIn, MemoryIn, Mem
                       Status, utcnow)
 from ..text import keywords, normalise_name
 from ..text.when import time_span
-from .builders import GraphBuilder
+from .builders import GraphBuilder, ModelIn, SpeakerIn, TaggedIn
 from .chains import ChainBuilder, Change
 from .parts import Parts
 from .rules import (SPECIFIC_TOPIC_COS, Decision, Fact, carried_over, decide, fact_of, merge_candidate, named_swap,
@@ -71,10 +71,13 @@ class WindowFolder:
         settings, embedder, store = self.parts.settings, self.parts.embedder, self.parts.store
         now = utcnow()
         out = Folded()
-        types = {normalise_name(t.name): t.type for tags in self.parts.tagger.tag_many([m.content for m in msgs])
-                 for t in tags}
-        types.update({normalise_name(m.speaker): "person" for m in msgs if m.role != "assistant" and m.speaker})
-        types.update({normalise_name(e.name): e.type for e in extraction.entities})  # a whole reply names them
+        # the names of the window, each with its evidence: NER's guess, the model's type (a whole
+        # reply names them), a speaker (a person, the strongest)
+        named: dict[str, EntityIn] = {normalise_name(t.name): TaggedIn(name=t.name, type=t.type)
+                                      for tags in self.parts.tagger.tag_many([m.content for m in msgs]) for t in tags}
+        named.update({normalise_name(e.name): ModelIn(name=e.name, type=e.type) for e in extraction.entities})
+        named.update({normalise_name(m.speaker): SpeakerIn(name=m.speaker, type="person")
+                      for m in msgs if m.role != "assistant" and m.speaker})
         workflow = reads_like_a_workflow(msgs)
         procedures = [p for p in extraction.procedures if workflow and grounded(None, p.task, p.task, msgs) is None]
         taught = [(p.task, p.steps) for p in procedures]
@@ -91,7 +94,7 @@ class WindowFolder:
                 out.report["dropped"].append({"text": m.text, "why": why})
             elif m.importance >= settings.admission_threshold and not restates_a_step(m.text, m.subject, taught):
                 admitted.append((m, turns))
-        inputs = [_memory_input(m, turns, types) for m, turns in admitted]
+        inputs = [_memory_input(m, turns, named) for m, turns in admitted]
         replaces = [replaced_terms(turns) for _, turns in admitted]
         additive = [adds_a_value(turns) for _, turns in admitted]
         vecs = embedder.embed([i.text for i in inputs]) if inputs else np.zeros((0, embedder.dim))
@@ -99,7 +102,7 @@ class WindowFolder:
 
         plan: list[tuple[MemoryIn, Decision]] = []
         pool: list[tuple[Fact, np.ndarray]] = []  # this window's accepted candidates
-        carried = self._carry_over(namespace, inputs, [turns for _, turns in admitted], replaces, stored, types)
+        carried = self._carry_over(namespace, inputs, [turns for _, turns in admitted], replaces, stored)
         for inp, vec, d in carried:
             plan.append((inp, d))
             pool.append((fact_of(f"new:{len(pool)}", inp.text, inp.subject, inp.predicate, inp.object), vec))
@@ -208,8 +211,8 @@ class WindowFolder:
         return out
 
     def _carry_over(self, namespace: str, inputs: list[MemoryIn], turns: list[list[Message]],
-                    replaces: list[frozenset[str]], stored: list[list[tuple[Fact, float]]],
-                    types: dict[str, str]) -> list[tuple[MemoryIn, np.ndarray, Decision]]:
+                    replaces: list[frozenset[str]], stored: list[list[tuple[Fact, float]]]
+                    ) -> list[tuple[MemoryIn, np.ndarray, Decision]]:
         """The successors of stored memories a change turn swaps one value in (``carried_over``):
         the old text with the new value, its other words kept, superseding the old memory."""
         pairs = [(i, old) for i, near in enumerate(stored) if replaces[i]
@@ -275,16 +278,14 @@ def _swapped(text: str, was: str, now: str) -> str:
     return re.sub(re.escape(was), lambda _: now, text, count=1, flags=re.IGNORECASE)
 
 
-def _memory_input(m: ExtractedMemory, turns: list[Message], types: dict[str, str]) -> MemoryIn:
-    """An extracted memory as a write input: its entities typed by the tagger (or the
-    extraction), its provenance the turns it comes from, valid from the past time it states
-    ("since last month", "三个月前") or else from when it was said."""
-    named = {normalise_name(n) for n in (m.subject, m.object) if n}
+def _memory_input(m: ExtractedMemory, turns: list[Message], named: dict[str, EntityIn]) -> MemoryIn:
+    """An extracted memory as a write input: its entities as the window names them (each with
+    its evidence: NER, the model, a speaker), its provenance the turns it comes from, valid from
+    the past time it states ("since last month", "三个月前") or else from when it was said."""
+    ends = {normalise_name(n) for n in (m.subject, m.object) if n}
     text = m.text.casefold()
-    entities = [EntityIn(name=n, type=types.get(normalise_name(n), "thing")) for n in (m.subject, m.object) if n]
-    for norm, etype in types.items():
-        if norm and norm not in named and norm in text:
-            entities.append(EntityIn(name=norm, type=etype))
+    entities = [named.get(normalise_name(n)) or ModelIn(name=n) for n in (m.subject, m.object) if n]
+    entities += [e for norm, e in named.items() if norm and norm not in ends and norm in text]
     unique: dict[str, EntityIn] = {}
     for e in entities:
         unique.setdefault(normalise_name(e.name), e)

@@ -13,11 +13,12 @@ from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
 from ..errors import ImportFormatError, ValidationError
-from ..models import NODE_TYPES, Edge, Node, embed_text, utcnow
+from ..models import NODE_TYPES, Edge, Entity, Node, embed_text, utcnow
 from ..models.jsonl import read_jsonl, refuse_bad_lines
 from ..models.records import NAMESPACE_PATTERN, Namespace
 from ..store.base import VECTOR_KINDS, pages
 from .chains import ChainBuilder, chain_namespace
+from .entity_merges import imported_identities
 from .parts import Parts
 
 EXPORT_FORMAT = "graphmem-export/1"
@@ -142,6 +143,16 @@ def import_(parts: Parts, lines: Iterable[str], *, namespace: str | None = None,
         for n, v in zip(need, embedder.embed([embed_text(n) for n in need])):
             vectors[n.id] = v
     with parts.write_lock:
+        # one entity per real thing: an imported entity the namespace already holds joins it
+        into, joined = imported_identities(store, ns, [n for n in nodes if isinstance(n, Entity)], utcnow())
+        if into:
+            fresh = {e.id: e for e in joined}
+            nodes = [fresh.pop(n.id, n) for n in nodes if n.id not in into] + list(fresh.values())
+            moved = {(e.source, e.type, e.target, e.key): e for e in (
+                e.model_copy(update={"source": into.get(e.source, e.source), "target": into.get(e.target, e.target)})
+                for e in edges)}
+            edges = [e for e in moved.values() if e.source != e.target]
+            vectors.update(zip([e.id for e in joined], embedder.embed([embed_text(e) for e in joined])))
         for i in range(0, max(len(nodes), 1), _PUT_BATCH):
             chunk = nodes[i : i + _PUT_BATCH]
             mat = np.full((len(chunk), embedder.dim), np.nan, dtype=np.float32)
@@ -153,7 +164,7 @@ def import_(parts: Parts, lines: Iterable[str], *, namespace: str | None = None,
         if state["header"].get("soul"):
             store.set_meta(ns, "soul", state["header"]["soul"])
         chain_namespace(parts, ChainBuilder(parts), ns, utcnow())  # an export written before procedures were chains
-    return {"namespace": ns, "nodes": len(nodes), "unchanged": len(stored), "edges": len(edges),
+    return {"namespace": ns, "nodes": len(nodes), "unchanged": len(stored), "edges": len(edges), "joined": len(into),
             "errors": [{"line": e.line, "reason": e.reason} for e in errors]}
 
 

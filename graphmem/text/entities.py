@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -134,8 +135,9 @@ class EntityTagger:
                 for ent in doc.ents:
                     etype = _SPACY_TYPES.get(ent.label_)
                     name = trimmed_name(ent.text.strip(" ;"))
+                    name = re.sub(r"('s|’s)$", "", name)
                     if etype and name and normalise_name(name):
-                        results[i].append(TaggedEntity(name=re.sub(r"('s|’s)$", "", name), type=etype))
+                        results[i].append(TaggedEntity(name=name, type=_code_type(name, etype)))
         for i, text in enumerate(texts):
             spans = _CJK_SPAN.findall(text)
             if not spans:
@@ -180,6 +182,24 @@ _PLACE_ENDS = ("公园", "广场", "机场", "车站", "大街", "岛", "屿", "
 _ORG_ENDS = ("大学", "学院", "中学", "小学", "医院", "银行", "集团", "公司", "研究所")
 _NOT_NAME_FLAGS = ("u", "p", "v", "r", "d", "c", "x", "m", "q", "f", "t", "e", "y", "o")
 _TITLE = re.compile(r"《([^《》\n]{1,40})》|[\"“]([^\"”\n]{2,60})[\"”]")
+
+
+@functools.cache
+def _code_names() -> frozenset[str]:
+    """The names of programming languages, query languages and data formats Pygments knows (it
+    comes with rich): "TypeScript", "Kotlin", "PostgreSQL" (of "PostgreSQL SQL dialect")."""
+    from pygments.lexers import get_all_lexers  # noqa: PLC0415
+
+    names = [name for name, *_ in get_all_lexers(plugins=False) if "+" not in name]
+    return frozenset(names) | {name.split()[0] for name in names}
+
+
+def _code_type(name: str, etype: str) -> str:
+    """A name Pygments knows and written like code ("JavaScript", "PostgreSQL", "C++": a capital
+    or a sign inside the word) is a thing (a language, a format), not the organisation or place
+    the small NER model guesses. A plain word stays as NER typed it: Ruby, Julia and Ada are
+    people too."""
+    return "thing" if name in _code_names() and re.search(r"\w[A-Z+#]", name) else etype
 
 
 def _chinese_name(word: str) -> bool:
