@@ -69,6 +69,9 @@ def test_remember_show_history_forget(db):
     result = run(db, "history", mem_id)
     assert result.exit_code == 0 and "this" in result.output
     assert "1" in run(db, "list", "--kind", "memory").output
+    fixed = json.loads(run(db, "update", mem_id, "--object", "oolong tea", "--json").output)  # the triple by hand
+    assert (fixed["object"], fixed["text"]) == ("oolong tea", "Ann prefers tea") and fixed["id"] != mem_id
+    assert "deleted 1" in run(db, "forget", fixed["id"]).output  # the version it superseded is current again
     result = run(db, "forget", mem_id)
     assert result.exit_code == 0 and "deleted 1" in result.output
     result = run(db, "show", mem_id)

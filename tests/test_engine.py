@@ -111,6 +111,29 @@ def test_correction_supersedes_and_keeps_history(mem):
         mem.update(old.id, text="editing a superseded version")
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_corrected_text_changes_the_whole_fact_and_marks_the_turns_that_said_the_old_value(gmem, lang):
+    said, old_text, new_text, value = {
+        "en": ("I prefer green tea in the morning.", "Ana prefers green tea", "Ana prefers oolong now", "oolong"),
+        "zh": ("我早上喜欢喝绿茶。", "安娜喜欢绿茶", "安娜现在喜欢乌龙茶", "乌龙茶"),
+    }[lang]
+    subject, obj = ("Ana", "green tea") if lang == "en" else ("安娜", "绿茶")
+    turns = gmem.add_messages("s", [{"role": "user", "speaker": subject, "content": said},
+                                    {"role": "user", "speaker": "Bo", "content": said}])  # Bo's stays his
+    old = gmem.remember(old_text, subject=subject, predicate="prefers", object=obj)
+    new = gmem.update(old.id, text=new_text)
+    assert (new.subject, new.predicate, new.object) == (subject, "prefers", value)
+    ana, bo = gmem.get(turns[0].id), gmem.get(turns[1].id)
+    assert ana.superseded_by is not None and ana.superseded_by.memory_id == new.id and bo.superseded_by is None
+    block = gmem.context("What does Ana drink?" if lang == "en" else "安娜喝什么？", budget=400).text
+    assert new_text in block and all(f"{said}" not in line or "superseded" in line
+                                     for line in block.splitlines() if subject in line), block
+    gone = gmem.update(new.id, text="Ana stopped drinking tea" if lang == "en" else "安娜不喝茶了")
+    assert gone.object is None and gone.predicate is None  # what the text no longer says is cleared
+    set_by_hand = gmem.update(gone.id, object="water", predicate="drinks")
+    assert (set_by_hand.subject, set_by_hand.predicate, set_by_hand.object) == (subject, "drinks", "water")
+
+
 def test_update_in_place_for_scalar_fields(mem):
     rec = mem.remember("Ann's badge number is 42")
     same = mem.update(rec.id, importance=0.9, category="identity", metadata={"k": 1})

@@ -63,6 +63,7 @@ async def session_walk(client: Client, ns: str) -> None:
     assert hits[0]["id"] == tea["id"] and {"relevance", "importance", "recency"} <= set(hits[0]["factors"])
     oolong = result(await client.call_tool("update", {"memory_id": tea["id"], "text": "Ana prefers oolong",
                                                       "reason": "she changed her mind"}))
+    assert (oolong["subject"], oolong["object"]) == ("Ana", "oolong")  # the new text's value, not the stale one
     hist = result(await client.call_tool("history", {"memory_id": oolong["id"]}))
     assert hist["supersedes"][0]["id"] == tea["id"]
     block = result(await client.call_tool("context", {"query": "Ana's drinks", "budget": 300}))

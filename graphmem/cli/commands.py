@@ -178,12 +178,17 @@ def update(
     importance: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="changed in place"),
     confidence: Optional[float] = typer.Option(None, min=0.0, max=1.0, help="changed in place"),
     category: Optional[str] = typer.Option(None, help="changed in place"),
+    subject: Optional[str] = typer.Option(None, help="the fact's subject (a correction)"),
+    predicate: Optional[str] = typer.Option(None, help="the fact's predicate (a correction)"),
+    object_: Optional[str] = typer.Option(None, "--object", help="the fact's object (a correction)"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Change a memory: a new TEXT is a correction (the old version leaves recall and stays in
-    `graphmem history`); importance, confidence and category change in place."""
+    """Change a memory: a new TEXT or triple is a correction (the old version leaves recall and
+    stays in `graphmem history`; a new TEXT alone re-derives the triple, and what it no longer
+    says is cleared); importance, confidence and category change in place."""
     fields = {k: v for k, v in (("text", text), ("importance", importance), ("confidence", confidence),
-                                ("category", category)) if v is not None}
+                                ("category", category), ("subject", subject), ("predicate", predicate),
+                                ("object", object_)) if v is not None}
     with open_memory() as mem:
         rec = mem.update(memory_id, namespace=state.namespace, reason=reason, **fields)
     if as_json:

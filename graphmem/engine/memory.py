@@ -263,9 +263,9 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
         return [n for n in nodes if isinstance(n, MemoryRecord)]
 
     def update(self, memory_id: str, *, namespace: str = "default", reason: str = "correction", **fields: Any) -> MemoryRecord:
-        """Change a memory. A new ``text`` (or subject/predicate/object) is a correction: a new
-        version SUPERSEDES the old one, which leaves recall but stays in its history. Other
-        fields (importance, confidence, category, status, pinned, validity, metadata) change in place."""
+        """Change a memory. A new ``text`` or triple is a correction: a new version SUPERSEDES the
+        old one (in its history; a new text re-derives the triple, ``corrected_triple``) and marks
+        the turns stating the old value. Other fields (importance, status, ...) change in place."""
         namespace = self._existing(namespace)
         patch = check(MemoryPatch, fields, "update")
         changes = patch.model_dump(exclude_unset=True)
@@ -287,9 +287,9 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
             if old.status is not Status.active:
                 raise ValidationError(f"memory {memory_id} is {old.status.value}; correct its newest version instead")
             base = {k: getattr(old, k) for k in MemoryIn.model_fields if k not in ("entities", "relations", "id")}
-            base.update({k: v for k, v in changes.items() if k in MemoryIn.model_fields})
-            base["valid_at"] = changes.get("valid_at", now)
-            base["source_message_ids"] = changes.get("source_message_ids") or []
+            base.update((self._builder.corrected_triple(old, changes["text"]) if "text" in changes else {})
+                        | {k: v for k, v in changes.items() if k in MemoryIn.model_fields})
+            base |= {"valid_at": changes.get("valid_at", now), "source_message_ids": changes.get("source_message_ids") or []}
             base["entities"] = [e.model_dump() for e in self._builder.entities_of(namespace, memory_id)] \
                 if "text" not in changes else None
             nodes, vectors, edges = self._builder.memories(namespace, [check(MemoryIn, base, "update")], now)
@@ -330,17 +330,17 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
             self.store.put(namespace, [episode, *produced], vectors, edges)
         return episode
 
-    def forget(self, ids: str | Sequence[str], *, namespace: str = "default", derived: bool = True) -> int:
+    def forget(self, ids: str | Sequence[str], *, namespace: str = "default", derived: bool = True, reopen: bool = True) -> int:
         """Delete records for good, with their edges, vectors and index entries, the relations a
         forgotten memory stated and the entities nothing links to any more. A session takes its
-        turns and episodes; with ``derived`` a turn takes the memories citing it and the episodes
-        covering it (their text may repeat it). Returns the records deleted."""
+        turns and episodes; with ``derived`` a turn takes the memories and episodes citing it. A
+        forgotten current version makes the one it superseded current again unless ``reopen=False``."""
         namespace = self._existing(namespace)
         ids = [ids] if isinstance(ids, str) else list(ids) if isinstance(ids, (list, tuple)) else None
         if not ids or not all(isinstance(i, str) for i in ids):
             raise ValidationError("forget takes an id or a list of ids")
         with self._parts.write_lock, self._op("forget", namespace, count=len(ids)):
-            return retried(lambda: forget_records(self.store, namespace, ids, derived, utcnow()))
+            return retried(lambda: forget_records(self.store, namespace, ids, derived, utcnow(), reopen))
 
     def forget_namespace(self, namespace: str) -> int:
         """Delete a whole tenant: every node, edge, vector, index entry and setting of it, on

@@ -5,6 +5,7 @@ result in one transaction, under the write lock."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
@@ -261,6 +262,10 @@ class GraphBuilder:
         return [*records, *entities], vectors, edges
 
     @staticmethod
+    def corrected_triple(old: MemoryRecord, text: str) -> dict[str, str | None]:
+        return corrected_triple(old, text)
+
+    @staticmethod
     def patched(old: MemoryRecord, changes: dict[str, Any], now: datetime) -> MemoryRecord:
         """``old`` with fields changed in place (no correction); archiving by hand is dated and
         says so, so the purge rule and ``explain`` treat it like any other archived memory."""
@@ -306,6 +311,13 @@ class GraphBuilder:
         if isinstance(episode, Episode):  # an acknowledgement beside the cited turn says the old value too
             rest = [i for i in episode.message_ids if i not in nodes and i not in new.source_message_ids]
             nodes |= {i: m for i, m in load(rest).items() if isinstance(m, Message) and restates(m.content, old, new)}
+        # turns and episodes no one cited that state the old value of the same subject: a memory
+        # written by hand, or a fact the user said before it was extracted
+        said = " ".join(x for x in (old.object, *keywords(old.text)) if x)
+        found = {i for kind in ("message", "episode")
+                 for i, _ in self.store.keyword_search(namespace, kind, said, RESTATING_K, [Status.active])}
+        found -= {*nodes, *new.source_message_ids}
+        nodes |= {n.id: n for n in load(sorted(found)).values() if _states_old_value(n, old, new)}
         mark = SupersededBy(memory_id=new.id, at=min(new.valid_at or now, now), text=new.text)  # when it changed
         return [n.model_copy(update={"superseded_by": mark, "updated_at": now})
                 for n in nodes.values() if isinstance(n, (Message, Episode))]
@@ -392,6 +404,58 @@ def _memory_edges(rec: MemoryRecord, mentions: list[tuple[EntityIn, str]], relat
         edges.append(Relation(namespace=ns, source_id=ends[0].id, predicate=predicate, target_id=ends[1].id,
                               memory_id=rec.id, valid_at=rec.valid_at, invalid_at=rec.invalid_at).to_edge())
     return edges
+
+
+RESTATING_K = 20  # turns and episodes a correction looks through for its old value, of each kind
+
+
+def _states_old_value(node: Node, old: MemoryRecord, new: MemoryRecord) -> bool:
+    """Whether a turn or an episode no memory cites states ``old``'s value about ``old``'s
+    subject: the subject spoke it, or it names the subject, or (no subject) anyone did."""
+    if isinstance(node, Message):
+        text, who = node.content, node.speaker
+    elif isinstance(node, Episode) and isinstance(node.summary, str):
+        text, who = node.summary, ""
+    else:
+        return False
+    if node.superseded_by is not None or not restates(f"{who} {text}", old, new):
+        return False
+    about = normalise_name(old.subject or "")
+    return not about or about == normalise_name(who) or about in normalise_name(text)
+
+
+def corrected_triple(old: MemoryRecord, text: str) -> dict[str, str | None]:
+    """The subject and object of ``old`` as a corrected ``text`` states them: each kept while
+    the text still names it (or never named it: "User" behind "I prefer tea"); a value the
+    text replaced ("Ana prefers green tea" -> "Ana prefers oolong now") becomes what stands in
+    its place ("oolong"); one it no longer names, with nothing in its place, is cleared, so a
+    correction never keeps a stale object. The predicate goes with an object that went."""
+    out: dict[str, str | None] = {"subject": old.subject, "predicate": old.predicate, "object": old.object}
+    for field in ("subject", "object"):
+        value = out[field]
+        if value and value.casefold() in old.text.casefold() and value.casefold() not in text.casefold():
+            out[field] = _in_place(old.text, text, value)
+    if old.object and out["object"] is None:
+        out["predicate"] = None
+    return out
+
+
+_NOW_WORDS = re.compile(r"(?:\s*\b(?:now|instead|these days|nowadays|from now on|anymore)\b|现在|如今|改成|换成|了)+", re.I)
+_END = re.compile(r"[\s.!。！]+$")
+
+
+def _in_place(before: str, after: str, value: str) -> str | None:
+    """What ``after`` says where ``before`` said ``value``: the text between the words before it
+    and the words after it, both unchanged (time words such as "now" or 现在 aside)."""
+    start = before.casefold().find(value.casefold())
+    head, tail = before[:start].casefold(), _END.sub("", before[start + len(value):]).casefold()
+    for said in (after, _NOW_WORDS.sub("", after)):
+        rest = _END.sub("", said).casefold()
+        if rest.startswith(head) and rest.endswith(tail) and len(rest) > len(head) + len(tail):
+            span = _NOW_WORDS.sub("", _END.sub("", said)[len(head) : len(rest) - len(tail)]).strip(" ,，")
+            if span and len(span) <= 80 and value.casefold() not in span.casefold():
+                return span
+    return None
 
 
 def restates(text: str, old: MemoryRecord, new: MemoryRecord) -> bool:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..errors import NotFoundError, ValidationError
-from ..models import Edge, EdgeType, Episode, MemoryRecord, Message, Node, Session
+from ..models import Edge, EdgeType, Episode, MemoryRecord, Message, Node, Session, Status
 from ..store import Store
 from ..store.base import node_text
 from ..text import keywords
@@ -71,7 +71,8 @@ class Forgetting:
     expect: dict[str, datetime] = field(default_factory=dict)  # the sessions rewritten, as they were read
 
 
-def forgetting(store: Store, namespace: str, found: Sequence[Node], derived: bool, now: datetime) -> Forgetting:
+def forgetting(store: Store, namespace: str, found: Sequence[Node], derived: bool, now: datetime,
+               reopen: bool = True) -> Forgetting:
     """The records ``found`` and what goes with them: a session's turns and episodes and, with
     ``derived``, what a forgotten turn's words live on in: a memory citing it (DERIVED_FROM) or an
     episode covering it (COVERS) goes when it was derived from forgotten turns only, or repeats
@@ -100,8 +101,12 @@ def forgetting(store: Store, namespace: str, found: Sequence[Node], derived: boo
             rewrites[record.id] = record.model_copy(update={_CITES[record.kind]: left, "updated_at": now})
         else:
             gone[record.id] = record.kind
-    plan = Forgetting(list(gone))
     memories = {i for i, kind in gone.items() if kind == "memory"}
+    for e in store.edges(namespace, sorted(memories), types=[EdgeType.MERGED_INTO], direction="in"):
+        gone[e.source] = "memory"  # a duplicate folded into a forgotten memory says the same: it goes too
+    memories = {i for i, kind in gone.items() if kind == "memory"}
+    plan = Forgetting(list(gone))
+    plan.edges += _versions_left(store, namespace, memories, gone, rewrites, reopen, now)
     for n in _marked_by(store, namespace, memories):
         if n.id not in gone:
             rewrites[n.id] = rewrites.get(n.id, n).model_copy(update={"superseded_by": None, "updated_at": now})
@@ -119,7 +124,7 @@ def forgetting(store: Store, namespace: str, found: Sequence[Node], derived: boo
         return start
 
     bridges = {(p, n) for i in chained if (p := kept_side(before.get(i), before)) and (n := kept_side(after.get(i), after))}
-    plan.edges = [Edge(namespace=namespace, source=p, type=EdgeType.NEXT, target=n) for p, n in sorted(bridges)]
+    plan.edges += [Edge(namespace=namespace, source=p, type=EdgeType.NEXT, target=n) for p, n in sorted(bridges)]
     lost = Counter(n.session_id for n in turns.values())
     for session in store.get(namespace, sorted(set(lost) - set(gone))):
         if isinstance(session, Session):  # its count stays true, and its chain tail is a turn left
@@ -129,6 +134,39 @@ def forgetting(store: Store, namespace: str, found: Sequence[Node], derived: boo
             plan.expect[session.id] = session.updated_at
     plan.nodes = list(rewrites.values())
     return plan
+
+
+def _versions_left(store: Store, namespace: str, memories: set[str], gone: dict[str, str], rewrites: dict[str, Node],
+                   reopen: bool, now: datetime) -> list[Edge]:
+    """A fact's history stays whole when a version of it is forgotten. A version between two
+    others: the newer one supersedes the older directly. The current version: the one it
+    superseded is current again (valid again, its relations open, its reason says why), or with
+    ``reopen=False`` stays superseded, by a version since forgotten."""
+    links = store.edges(namespace, sorted(memories), types=[EdgeType.SUPERSEDES], direction="both")
+    superseded_by = {e.target: e.source for e in links if e.target in memories}
+    older = [e for e in links if e.source in memories and e.target not in gone]
+    kept = {n.id: n for n in store.get(namespace, sorted({e.target for e in older}))}
+    edges: list[Edge] = []
+    for link in older:
+        old = rewrites.get(link.target, kept.get(link.target))
+        if not isinstance(old, MemoryRecord) or old.status is not Status.superseded:
+            continue
+        successor = link.source
+        while successor in gone and successor in superseded_by:  # the nearest newer version left
+            successor = superseded_by[successor]
+        if successor not in gone:
+            edges.append(link.model_copy(update={"source": successor, "props": {
+                **link.props, "reason": f"{link.props.get('reason', '')} (through {link.source}, since forgotten)"}}))
+            why = {"status_reason": f"superseded by {successor}"}
+        elif reopen:
+            why = {"status": Status.active, "invalid_at": None, "expired_at": None,
+                   "status_reason": f"current again: {link.source}, the version that superseded it, was forgotten"}
+            edges += [r.model_copy(update={"props": {**r.props, "invalid_at": None}})
+                      for r in relations_carrying(store, namespace, [old.id])]
+        else:
+            why = {"status_reason": "superseded by a version since forgotten"}
+        rewrites[old.id] = old.model_copy(update={**why, "updated_at": now})
+    return edges
 
 
 def _derived(store: Store, namespace: str, turns: dict[str, Message], gone: dict[str, str]
@@ -178,13 +216,14 @@ def _marked_by(store: Store, namespace: str, memory_ids: set[str]) -> list[Node]
     return [n for n in nodes if getattr(n, "superseded_by", None) is not None and n.superseded_by.memory_id in memory_ids]
 
 
-def forget_records(store: Store, namespace: str, ids: Sequence[str], derived: bool, now: datetime) -> int:
+def forget_records(store: Store, namespace: str, ids: Sequence[str], derived: bool, now: datetime,
+                   reopen: bool = True) -> int:
     """Delete ``ids`` and what goes with them (``forgetting``); what is left is rewritten first,
     so a failure between the two writes leaves nothing pointing at a missing record."""
     found = store.get(namespace, ids)
     if not found:
         raise NotFoundError(f"none of {list(ids)[:3]} exists in namespace {namespace!r}")
-    plan = forgetting(store, namespace, found, derived, now)
+    plan = forgetting(store, namespace, found, derived, now, reopen)
     if plan.nodes or plan.edges:
         store.put(namespace, plan.nodes, None, plan.edges, expect=plan.expect or None)
     named, deleted = named_by(store, namespace, plan.ids), store.delete(namespace, plan.ids)

@@ -133,13 +133,17 @@ def build(memory: Any, namespace: str = "default", keys: KeyStore | None = None)
 
     @server.tool()
     @tool_errors
-    def update(memory_id: str, ctx: Context, text: str | None = None, importance: float | None = None,
+    def update(memory_id: str, ctx: Context, text: str | None = None, subject: str | None = None,
+               predicate: str | None = None, object: str | None = None, importance: float | None = None,  # noqa: A002
                pinned: bool | None = None, reason: str = "correction") -> dict[str, Any]:
-        """Correct a memory: a new text makes a new version that supersedes the old one (kept in
-        its history with the reason); importance and pinned change in place."""
-        fields = {k: v for k, v in {"text": text, "importance": importance, "pinned": pinned}.items() if v is not None}
+        """Correct a memory: a new text or subject/predicate/object makes a new version that
+        supersedes the old one (kept in its history with the reason; a new text alone re-derives
+        the triple); importance and pinned change in place."""
+        fields = {k: v for k, v in {"text": text, "subject": subject, "predicate": predicate, "object": object,
+                                    "importance": importance, "pinned": pinned}.items() if v is not None}
         rec = memory.update(memory_id, reason=reason, namespace=ns(ctx, write=True), **fields)
-        return rec.model_dump(mode="json", include={"id", "text", "status", "importance", "pinned"})
+        return rec.model_dump(mode="json", include={"id", "text", "subject", "predicate", "object", "status",
+                                                    "importance", "pinned"})
 
     @server.tool()
     @tool_errors

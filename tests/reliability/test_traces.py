@@ -131,6 +131,59 @@ def test_forgetting_a_correction_removes_the_marks_quoting_it(gmem):
     gmem.forget(new.id)
     assert gmem.get(said[0].id).superseded_by is None
     assert "Ravensburg" not in _exported(gmem)
+    back = gmem.get(old.id)  # the version it superseded is current again, and says why
+    assert back.status.value == "active" and back.invalid_at is None and new.id in back.status_reason
+    assert [s.item.id for s in gmem.recall("where does the user live?", k=3)][:1] == [old.id]
+
+
+def _versions(gmem, texts):
+    first = gmem.remember(texts[0], subject="Ana", predicate="lives_in", object=texts[0].split()[-1],
+                          relations=[{"source": "Ana", "predicate": "lives_in", "target": texts[0].split()[-1]}])
+    out = [first]
+    for text in texts[1:]:
+        out.append(gmem.update(out[-1].id, text=text))
+    return out
+
+
+def test_forgetting_a_middle_version_links_its_neighbours_and_reopen_false_keeps_the_old_one_closed(gmem):
+    a, b, c = _versions(gmem, ["Ana lives in Lisbon", "Ana lives in Porto", "Ana lives in Faro"])
+    gmem.forget(b.id)
+    assert [m.id for m in gmem.history(c.id).supersedes] == [a.id]
+    assert gmem.get(a.id).status_reason == f"superseded by {c.id}"
+    gmem.forget(c.id, reopen=False)
+    left = gmem.get(a.id)
+    assert left.status.value == "superseded" and left.status_reason == "superseded by a version since forgotten"
+    assert gmem.recall("where does Ana live?", k=3) == []
+
+
+def test_a_reopened_version_states_its_relation_again(gmem):
+    a, b = _versions(gmem, ["Ana lives in Lisbon", "Ana lives in Porto"])
+    gmem.forget(b.id)
+    rels = [(gmem.get(r.target_id).name, r.invalid_at) for r in gmem.neighbourhood("Ana").relations]
+    assert rels == [("Lisbon", None)], rels
+
+
+def test_no_record_points_at_a_forgotten_one_after_random_forgets(gmem):
+    import random
+
+    rng = random.Random(7)
+    chains = [_versions(gmem, [f"Ana{i} lives in City{i}{v}" for v in range(4)]) for i in range(4)]
+    merged = gmem.remember("Ana0 lives in City03.", subject="Ana0", predicate="lives_in", object="City03")
+    gmem.maintain("default")  # may fold the duplicate into the current version (MERGED_INTO)
+    ids = [m.id for chain in chains for m in chain] + [merged.id]
+    for victim in rng.sample(ids, 7):
+        if gmem.store.get("default", [victim]):
+            gmem.forget(victim, reopen=rng.random() < 0.5)
+    nodes = {n.id: n for kind in ("memory", "message", "episode", "entity")
+             for n in gmem.store.query("default", kind, limit=10_000)}
+    edges = gmem.store.edges("default", list(nodes), types=[EdgeType.SUPERSEDES, EdgeType.MERGED_INTO], direction="both")
+    assert all(e.source in nodes and e.target in nodes for e in edges), edges
+    for n in nodes.values():
+        marked = getattr(n, "superseded_by", None)
+        assert marked is None or marked.memory_id in nodes
+        assert not any(word.startswith("mem_") and word.strip(":,") not in nodes
+                       for word in getattr(n, "status_reason", "").split() if "since forgotten" not in n.status_reason
+                       and "current again" not in n.status_reason), n.status_reason
 
 
 def test_records_left_never_name_a_forgotten_one(gmem):
