@@ -321,6 +321,17 @@ def test_extracted_entities_vote_as_the_model_ner_or_a_speaker_never_as_a_caller
     mem.close()
 
 
+def test_an_english_memory_sets_a_chinese_name_apart_and_a_chinese_one_keeps_english_names_as_written(tmp_path):
+    replay = ReplayExtractor(overrides={"静安区": [reply(m("Alice wants to stay in静安区", "Alice", "wants_to_stay_in",
+                                                           "静安区", k="preference"),
+                                                         m("Alice在学Python", "Alice", "学", "Python"))]})
+    mem = manual(tmp_path, replay, extract_every=1, extract_budget_tokens=0)
+    mem.add_messages("s", [{"role": "user", "speaker": "Alice", "content": "我想住在静安区，也在学Python。"}])
+    mem.flush()
+    assert {r.text for r in mem.list("memory")} == {"Alice wants to stay in 静安区", "Alice在学Python"}
+    mem.close()
+
+
 def test_queue_survives_a_restart(tmp_path):
     replay = ReplayExtractor()
     with manual(tmp_path, replay) as mem:

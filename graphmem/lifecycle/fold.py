@@ -16,6 +16,7 @@ from ..extract.schema import ExtractedMemory, Extraction, reads_like_a_workflow
 from ..models import (SOURCE_CONFIDENCE, Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, Session, Source,
                       Status, utcnow)
 from ..text import keywords, normalise_name
+from ..text.tokens import spaced
 from ..text.when import time_span
 from .builders import GraphBuilder, ModelIn, SpeakerIn, TaggedIn
 from .chains import ChainBuilder, Change
@@ -293,7 +294,7 @@ def _memory_input(m: ExtractedMemory, turns: list[Message], named: dict[str, Ent
     # "moved to Oslo last month": true since then; a plan ("flies to Nairobi in December") from now
     span = None if m.kind == "plan" or _FUTURE.search(m.text) else time_span(m.text, said_at)
     return MemoryIn(
-        text=m.text, category=m.kind, subject=m.subject, predicate=m.predicate, object=m.object,
+        text=spaced(m.text), category=m.kind, subject=m.subject, predicate=m.predicate, object=m.object,
         importance=m.importance, source=m.source, entities=list(unique.values()),
         source_message_ids=[x.id for x in turns], valid_at=span[0] if span and span[1] <= said_at else said_at,
     )

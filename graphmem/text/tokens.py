@@ -131,3 +131,17 @@ def content_sentences(text: str, min_words: int = 3) -> list[str]:
         if part and words + cjk / 2 >= min_words:
             out.append(part)
     return out or [text]
+
+
+_LOWER_WORD = re.compile(r"(?<![A-Za-z\u00c0-\u024f])[a-z\u00df-\u00ff][a-z\u00df-\u024f]+")
+_LATIN_THEN_CJK = re.compile(rf"([A-Za-z0-9\u00c0-\u024f,;:.!?])([{_CJK}])")
+_CJK_THEN_LATIN = re.compile(rf"([{_CJK}])([A-Za-z0-9\u00c0-\u024f])")
+
+
+def spaced(text: str) -> str:
+    """``text`` with the spacing of its language: in a sentence written in a Latin script, a
+    Chinese or Japanese name stands apart like any other word ("stay in静安区" -> "stay in
+    静安区"); a Chinese sentence keeps an English name as written ("Alice在学Python")."""
+    if len(_LOWER_WORD.findall(text)) < 2:  # the sentence is framed by its small words, not by its names
+        return text
+    return _CJK_THEN_LATIN.sub(r"\1 \2", _LATIN_THEN_CJK.sub(r"\1 \2", text))
