@@ -15,6 +15,7 @@ import numpy as np
 from ..lifecycle import LogLinker, Parts
 from ..models import Message, utcnow
 from ..background import BackgroundWorker
+from ..errors import GraphMemError
 from .guard import retried
 
 log = logging.getLogger(__name__)
@@ -59,5 +60,15 @@ class Enricher(BackgroundWorker):
                                     expect={batch[i].id: fresh[batch[i].id].updated_at for i in keep})
 
         for ns, idx in by_ns.items():
-            retried(partial(write, ns, idx))
+            try:
+                retried(partial(write, ns, idx))
+            except (ValueError, GraphMemError) as exc:  # one bad turn never stops the queue: each alone,
+                log.warning("enrichment of %d messages failed (%s); enriching them one by one", len(idx), exc)
+                for i in idx:  # and one that still fails is kept with its vector and without its tags
+                    try:
+                        retried(partial(write, ns, [i]))
+                    except (ValueError, GraphMemError) as one:
+                        log.warning("message %s: its entities are dropped: %s", batch[i].id, one)
+                        tags[i] = []
+                        retried(partial(write, ns, [i]))
         log.info("enriched %d messages in %.1f ms", len(batch), (time.perf_counter() - t0) * 1000)

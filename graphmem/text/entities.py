@@ -98,6 +98,9 @@ class TaggedEntity(BaseModel):
     type: str
 
 
+MAX_NAME_CHARS = 100  # a tagged span longer than this is ASCII art or code, never a name: dropped
+
+
 class EntityTagger:
     """Finds named entities in text. spaCy loads lazily, once per process, with only the
     components NER needs; Chinese runs go through jieba's POS tagger."""
@@ -164,7 +167,7 @@ class EntityTagger:
                                                        for t in titles)]
                 results[i] = [TaggedEntity(name=t, type="thing") for t in titles] + \
                     [e for e in results[i] if e not in inside]
-        return [_dedupe([e for e in r if not _tagged_noise(e.name)]) for r in results]
+        return [_dedupe([e for e in r if len(e.name) <= MAX_NAME_CHARS and not _tagged_noise(e.name)]) for r in results]
 
 
 # Chinese: a person's name starts with a surname (the common single ones, and compound ones)

@@ -163,3 +163,41 @@ def test_records_stored_before_the_limits_stay_readable():
     assert record.metadata["notes"] == "x" * 30_000
     with pytest.raises(ValueError):
         MemoryRecord(namespace="n", text="new", metadata=old["metadata"])
+
+
+ODD_TURNS = [
+    "Here is the rhythm:\n```\n" + "\n".join(["|:" + "\\_" * 60 + ":|" + " Dum Dum Ka " * 8] * 6) + "\n```",
+    "function(a){return a.map(Function.prototype.call,String.prototype.trim)}" * 60,  # minified code
+    "QmFzZTY0IGlzIG5vdCBhIG5hbWUuIA==" * 300,  # base64
+    "Token " + "Ab" * 5000,  # one 10,000-character token
+    " ".join(f"{w}son Ltd" for w in ["Ander", "Peter", "Jack", "Will", "Robin"] * 30),  # a 'name' of 600 characters
+]
+
+
+@pytest.mark.parametrize("wait", [True, False])
+def test_what_the_tagger_derives_never_refuses_or_stalls_a_write(gmem, wait, caplog):
+    from graphmem.text.entities import MAX_NAME_CHARS
+
+    added = gmem.add_messages("s", [*ODD_TURNS, "Greta moved to Lisbon."], wait=wait)
+    gmem.flush()
+    assert len(added) == len(ODD_TURNS) + 1 and gmem.pending() == 0
+    names = [e.name for e in gmem.list("entity", limit=1000)]
+    assert "Lisbon" in names and max(map(len, names)) <= MAX_NAME_CHARS, names
+
+
+def test_a_turn_whose_derived_names_break_a_limit_is_enriched_without_them_and_the_queue_goes_on(gmem, monkeypatch):
+    from graphmem.text import TaggedEntity
+
+    real = gmem._parts.tagger.tag_many
+
+    def poisoned(texts):  # a tagger (a custom one, say) that derives a name no entity may have
+        return [[TaggedEntity(name="X" * 300, type="org")] if "poison" in t else tags for t, tags in zip(texts, real(texts))]
+
+    monkeypatch.setattr(gmem._parts.tagger, "tag_many", poisoned)
+    gmem.add_messages("s", ["Greta moved to Lisbon.", "poison pill", "Ines lives in Porto."], wait=False)
+    gmem.flush()  # was: the worker died and every later flush raised
+    assert gmem.pending() == 0
+    assert {"Lisbon", "Porto"} <= {e.name for e in gmem.list("entity")}
+    gmem.add_messages("s", ["Later turn about Faro."], wait=False)
+    gmem.flush()
+    assert gmem.pending() == 0
