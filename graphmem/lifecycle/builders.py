@@ -411,14 +411,18 @@ RESTATING_K = 20  # turns and episodes a correction looks through for its old va
 
 def _states_old_value(node: Node, old: MemoryRecord, new: MemoryRecord) -> bool:
     """Whether a turn or an episode no memory cites states ``old``'s value about ``old``'s
-    subject: the subject spoke it, or it names the subject, or (no subject) anyone did."""
+    subject: the subject spoke it, or it names the subject, or (no subject) anyone did. A turn
+    that names something the old fact does not ("I moved to Lisbon and I prefer green tea")
+    says more than the old value and is left unmarked: marked, recall would damp what else it says."""
     if isinstance(node, Message):
         text, who = node.content, node.speaker
+        if {normalise_name(n) for n in node.entities} - {normalise_name(n) for n in (*old.entities, who)}:
+            return False
     elif isinstance(node, Episode) and isinstance(node.summary, str):
         text, who = node.summary, ""
     else:
         return False
-    if node.superseded_by is not None or not restates(f"{who} {text}", old, new):
+    if node.superseded_by is not None or not restates(text, old, new):
         return False
     about = normalise_name(old.subject or "")
     return not about or about == normalise_name(who) or about in normalise_name(text)
