@@ -297,3 +297,22 @@ def test_serve_refuses_a_public_address_without_keys(tmp_path):
     env = {**os.environ, "GRAPHMEM_PATH": str(tmp_path / "x.db"), "GRAPHMEM_KEYS_PATH": str(tmp_path / "k.db")}
     done = cli(env, "serve", "--host", "0.0.0.0", "--port", str(_free_port()), check=False)
     assert done.returncode == 1 and "without API keys" in done.stderr
+
+
+def test_a_keyed_server_stays_keyed_when_its_key_file_is_recreated_empty(tmp_path):
+    env = {**os.environ, "GRAPHMEM_EXTRACTION": "off", "GRAPHMEM_PATH": str(tmp_path / "x.db"),
+           "GRAPHMEM_KEYS_PATH": str(tmp_path / "keys.db")}
+    key = cli(env, "keys", "create", "--namespace", "a").stdout.split()[-1]
+    assert os.stat(tmp_path / "keys.db").st_mode & 0o777 == 0o600  # token hashes: nobody else's to read
+    server = Live("embedded", tmp_path, **{k: v for k, v in env.items() if k.startswith("GRAPHMEM_")})
+    try:
+        with server.client(key) as c:
+            assert c.get("/v1/memories").status_code == 200
+        (tmp_path / "keys.db").unlink()
+        cli(env, "keys", "list")  # recreates the file, empty (the way in)
+        with server.client() as anon, server.client(key) as old:
+            problem(anon.get("/v1/memories"), 401)  # was 200: open to anyone
+            problem(anon.post("/v1/memories", json={"text": "planted"}), 401)
+            problem(old.get("/v1/memories"), 401)  # no key in the file is valid
+    finally:
+        assert "Traceback" not in server.stop()

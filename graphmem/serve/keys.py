@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import re
 import secrets
 import sqlite3
@@ -37,7 +38,10 @@ class ApiKey(BaseModel):
 class KeyStore:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self._keyed = False  # keys were seen: from then on every request needs one, whatever the file says
         try:
+            if not self.path.exists():  # tokens' hashes are nobody else's to read: 0600 (SQLite's -wal follows)
+                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
             with self._connect() as db:
                 db.execute("CREATE TABLE IF NOT EXISTS api_keys (id TEXT PRIMARY KEY, namespace TEXT NOT NULL, "
                            "read_only INTEGER NOT NULL, label TEXT NOT NULL, hash TEXT NOT NULL, "
@@ -78,18 +82,24 @@ class KeyStore:
 
     def any(self) -> bool:
         """Whether keys were ever made here: then every request needs one, even after all of
-        them are revoked (revoking the last key must not open the server)."""
-        with self._connect() as db:
-            return db.execute("SELECT 1 FROM api_keys LIMIT 1").fetchone() is not None
+        them are revoked (revoking the last key must not open the server), and, once this
+        process has seen a key, even when the file is deleted or recreated empty."""
+        if not self._keyed:
+            with self._connect() as db:
+                self._keyed = db.execute("SELECT 1 FROM api_keys LIMIT 1").fetchone() is not None
+        return self._keyed
 
     def verify(self, token: str) -> ApiKey | None:
         """The active key ``token`` is, or None. Constant-time on the hash."""
         parts = token.split("_", 2)
         if len(parts) != 3 or parts[0] != PREFIX:
             return None
-        with self._connect() as db:
-            row = db.execute("SELECT id, namespace, read_only, label, created_at, revoked_at, hash FROM api_keys "
-                             "WHERE id = ?", (parts[1],)).fetchone()
+        try:
+            with self._connect() as db:
+                row = db.execute("SELECT id, namespace, read_only, label, created_at, revoked_at, hash FROM api_keys "
+                                 "WHERE id = ?", (parts[1],)).fetchone()
+        except sqlite3.OperationalError:  # the file was replaced under a running server: no key is valid
+            return None
         if row is None or row[5] is not None or not hmac.compare_digest(row[6], _hash(token)):
             return None
         return _key(row[:6])
