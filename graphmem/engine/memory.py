@@ -20,8 +20,8 @@ from ..embed import Embedder, embedder_for, freeze_heap, limit_blas, make_embedd
 from ..errors import ConfigurationError, NamespaceNotFoundError, NotFoundError, ValidationError
 from ..extract.extractors import Extractor
 from ..lifecycle import (
-    GraphBuilder, LogLinker, Maintainer, Parts, Reembedder, append_turns, check, checked_namespace, drop_unwritten,
-    explain, export, forget_records, import_, message_inputs, resolve_policy, written_by,
+    GraphBuilder, LogLinker, Maintainer, Parts, Reembedder, append_turns, check, checked_namespace, corrected_triple,
+    drop_unwritten, explain, export, forget_records, import_, message_inputs, resolve_policy, written_by,
 )
 from ..models import (
     LAYERS, NODE_TYPES, Context, Episode, Explanation, History, Layer, MaintenanceRun, MemoryIn, MemoryPatch,
@@ -287,7 +287,7 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
             if old.status is not Status.active:
                 raise ValidationError(f"memory {memory_id} is {old.status.value}; correct its newest version instead")
             base = {k: getattr(old, k) for k in MemoryIn.model_fields if k not in ("entities", "relations", "id")}
-            base.update((self._builder.corrected_triple(old, changes["text"]) if "text" in changes else {})
+            base.update((corrected_triple(old, changes["text"]) if "text" in changes else {})
                         | {k: v for k, v in changes.items() if k in MemoryIn.model_fields})
             base |= {"valid_at": changes.get("valid_at", now), "source_message_ids": changes.get("source_message_ids") or []}
             base["entities"] = [e.model_dump() for e in self._builder.entities_of(namespace, memory_id)] \

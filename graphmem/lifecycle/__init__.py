@@ -3,7 +3,7 @@ expire, demote, purge, caps; plain functions over the models), the builders that
 and extractions into nodes and edges, and the batch workers (maintenance, re-embedding,
 export and import). Workers get the ``Parts`` they need, never the ``Memory`` facade."""
 
-from .builders import EntityResolver, GraphBuilder
+from .builders import EntityResolver, GraphBuilder, corrected_triple
 from .explain import explain
 from .fold import Folded, WindowFolder
 from .log_graph import LogLinker, append_turns, message_inputs
@@ -15,6 +15,6 @@ from .transfer import EXPORT_FORMAT, checked_namespace, export, import_
 
 __all__ = [
     "EXPORT_FORMAT", "EntityResolver", "Folded", "GraphBuilder", "LogLinker", "Maintainer", "Parts", "Reembedder", "WindowFolder",
-    "append_turns", "check", "checked_namespace", "describe", "drop_unwritten", "explain", "export", "forget_records", "import_", "message_inputs",
+    "append_turns", "check", "checked_namespace", "corrected_triple", "describe", "drop_unwritten", "explain", "export", "forget_records", "import_", "message_inputs",
     "resolve_policy", "written_by",
 ]

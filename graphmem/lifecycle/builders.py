@@ -262,10 +262,6 @@ class GraphBuilder:
         return [*records, *entities], vectors, edges
 
     @staticmethod
-    def corrected_triple(old: MemoryRecord, text: str) -> dict[str, str | None]:
-        return corrected_triple(old, text)
-
-    @staticmethod
     def patched(old: MemoryRecord, changes: dict[str, Any], now: datetime) -> MemoryRecord:
         """``old`` with fields changed in place (no correction); archiving by hand is dated and
         says so, so the purge rule and ``explain`` treat it like any other archived memory."""
