@@ -14,8 +14,9 @@ from graphmem.retrieve import frequency, merge_layers, recency, relevance, score
 from graphmem.retrieve.scoring import SPECIFICITY_FLOOR, SPECIFICITY_PRIOR, specificity
 from graphmem.retrieve.recall import keyword_signal
 from graphmem.settings import RecallOptions, RelevanceWeights
-from graphmem.text import (EntityTagger, content_sentences, fts_query, keywords, normalise_name, query_terms, segment,
-                           stem)
+from graphmem.text import (EntityTagger, content_sentences, fts_query, keywords, name_grams, normalise_name,
+                           query_terms, segment, stem, without_names)
+from graphmem.text.tokens import scripts_apart
 
 
 def test_segment_handles_english_and_chinese():
@@ -23,6 +24,16 @@ def test_segment_handles_english_and_chinese():
     assert "北京" in segment("我住在北京") and "火锅" in segment("吃火锅", for_search=True)
     assert query_terms("What does she like? 她喜欢什么") == ["like", "喜欢"]
     assert query_terms("preferring Alice's") == ["prefer", "alic"]
+    # a Latin name written against Chinese is looked up as a name of its own
+    assert {"dana", "姐姐"} <= name_grams("Dana的姐姐喜欢什么座位？")
+    assert scripts_apart("用TypeScript写, 2024年") == "用 TypeScript 写, 2024 年"
+
+
+def test_a_question_without_the_names_it_matched():
+    assert without_names("Which sport does Marek's sister play?", ["Marek"]) == "Which sport does sister play?"
+    assert without_names("我同事周敏的女儿在哪里上学", ["周敏"]) == "我同事 的女儿在哪里上学"
+    assert without_names("Does Banana like ana?", ["Ana"]) == "Does Banana like ?"  # a name inside a word stays
+    assert without_names("Greta Lind and Greta", ["Greta", "Greta Lind"]) == "and"
 
 
 def test_fts_query_quotes_every_term():
@@ -95,6 +106,9 @@ def test_frequency_saturates():
 def test_relevance_blend_and_score_weights():
     w = RelevanceWeights(semantic=1, keyword=1, graph=0)
     assert relevance(0.8, 0.4, 1.0, w) == pytest.approx(0.6)
+    g = RelevanceWeights(semantic=1, keyword=1, graph=0.5, graph_floor=0.3)
+    assert relevance(0.1, 0.1, 1.0, g) == pytest.approx(0.1 + 0.5 * 0.3)  # barely matched: raised from the floor
+    assert relevance(0.1, 0.1, 1.0, g, rest=0.02) == pytest.approx(0.1 + 0.5 * 0.02)  # matched by a name alone
     m = MemoryRecord(text="x", importance=0.2, confidence=0.7)
     b = score(m, semantic=1, keyword=1, graph=1, now=utcnow(), options=RecallOptions())
     assert b.total == pytest.approx(0.5 * 1 + 0.15 * 0.2 + 0.15 * 0.7 + 0.10 * 1 + 0.10 * 0, abs=1e-5)

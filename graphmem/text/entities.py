@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ConfigurationError
-from .tokens import _CJK, STOPWORDS, _jieba_mod, segment
+from .tokens import _CJK, STOPWORDS, _jieba_mod, scripts_apart, segment
 
 log = logging.getLogger(__name__)
 
@@ -254,7 +254,7 @@ def name_grams(text: str) -> set[str]:
     left out. Looked up against the names index, this is the dictionary match that links a
     known entity wherever it occurs, with no NER model."""
     out: set[str] = set()
-    for words in (segment(text), [w.strip(_EDGE_PUNCT) for w in text.split()]):
+    for words in (segment(scripts_apart(text)), [w.strip(_EDGE_PUNCT) for w in text.split()]):
         words = [w for w in words if w]
         for n in range(1, MAX_NAME_WORDS + 1):
             for i in range(len(words) - n + 1):
@@ -263,6 +263,38 @@ def name_grams(text: str) -> set[str]:
                     continue
                 out.add(" ".join(gram))
                 out.add("".join(gram))
+    return out
+
+
+def without_names(text: str, names: Iterable[str]) -> str:
+    """``text`` with every occurrence of ``names`` (and an English possessive after one) taken
+    out, case-blind, longest name first: what a question asks once the people and things it
+    names are set aside ("Which sport does Marek's sister play?" -> "Which sport does sister
+    play?"). A name inside a longer word stays (Ana in Banana); Chinese has no word edges."""
+    for name in sorted({n.strip() for n in names if n and n.strip()}, key=len, reverse=True):
+        edge = not _CJK_SPAN.search(name)
+        pattern = (r"(?<!\w)" if edge else "") + re.escape(name) + (r"(?:['\u2019]s)?(?!\w)" if edge else "")
+        text = re.sub(pattern, " ", text, flags=re.IGNORECASE)
+    return " ".join(text.split())
+
+
+def possessed(text: str, names: Iterable[str]) -> list[str]:
+    """The words a question follows from a name to the person or thing it asks about: the
+    possessive chain after it ("Marek Nowak's sister's husband's favourite sport" -> sister,
+    husband, favourite; "王磊的姐姐的丈夫在哪个城市工作" -> 姐姐, 丈夫). Each is a relation the
+    question may cross (the last may be what it asks about: recall looks for it in a hit)."""
+    out: list[str] = []
+    for name in {n.strip() for n in names if n and n.strip()}:
+        if _CJK_SPAN.search(name) or re.search(re.escape(name) + r"\s*的", text):
+            for m in re.finditer(re.escape(name) + r"\s*((?:的[^的，。？！?,.!\s]+)+)", text):
+                for part in m.group(1).split("的")[1:]:
+                    words = segment(part)
+                    if words:
+                        out.append(words[0])
+            continue
+        chain = r"['\u2019]s((?:\s+\w+['\u2019]s)*\s+\w+)"  # Name's w's w's w
+        for m in re.finditer(r"(?<!\w)" + re.escape(name) + chain, text, re.IGNORECASE):
+            out += [w.split("'")[0].split("\u2019")[0] for w in m.group(1).split()]
     return out
 
 

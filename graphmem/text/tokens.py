@@ -144,4 +144,11 @@ def spaced(text: str) -> str:
     静安区"); a Chinese sentence keeps an English name as written ("Alice在学Python")."""
     if len(_LOWER_WORD.findall(text)) < 2:  # the sentence is framed by its small words, not by its names
         return text
+    return scripts_apart(text)
+
+
+def scripts_apart(text: str) -> str:
+    """``text`` with a space wherever a Latin and a Chinese or Japanese run touch ("Dana的姐姐"
+    -> "Dana 的姐姐"): the tokeniser reads a run of letters of both as one word, so a name
+    written against Chinese is found only once set apart (what recall's name lookup reads)."""
     return _CJK_THEN_LATIN.sub(r"\1 \2", _LATIN_THEN_CJK.sub(r"\1 \2", text))
