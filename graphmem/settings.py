@@ -58,6 +58,9 @@ class RecallOptions(BaseModel):
     graph_candidates: int = Field(50, ge=0, le=1000)
     max_candidates: int = Field(100, ge=1, le=5000)
     graph_depth: int = Field(2, ge=0, le=3)
+    hop_decay: float = Field(0.6, ge=0, le=1, description="graph evidence kept per hop away from the query's "
+                             "entities: a relation, or a step through a best hit that names another entity "
+                             "(Marek -said-> 'My sister Olga...' -mentions-> Olga; 0: the query's own entities only)")
     neighbour_turns: float = Field(
         0.6, ge=0, le=1, description="share of an adjacent turn's relevance a message borrows (0: off)"
     )

@@ -13,6 +13,7 @@ from graphmem.extract.schema import ExtractedMemory, parse_wire
 from graphmem.lifecycle.builders import restates
 from graphmem.lifecycle.fold import source_turns
 from graphmem.models import EdgeType, MemoryRecord, Message, Session, Status
+from graphmem.retrieve import relevance
 from graphmem.settings import RecallFilter, RecallOptions
 from graphmem.text import time_span
 
@@ -150,12 +151,15 @@ def test_feedback_moves_the_query_towards_its_best_hit(gmem):
     off, on = ask(query, feedback=0.0), ask(query)
     assert off[0].item.id == on[0].item.id and "gaming" in on[0].text
     assert semantic(off, "Valorant") < semantic(off, "turtle") and semantic(on, "Valorant") > semantic(on, "turtle")
-    # every cosine is to the query moved by the best hit's vector: q + 1.0 * v, normalised
+    # every cosine is to the query moved by the best hit's vector: q + 1.0 * v, normalised; the
+    # seed keeps its cosine to the query as asked (to the moved one it is mostly itself)
     vectors = gmem.store.vectors("default", [h.item.id for h in on])
-    moved = gmem.embedder.embed([query], query=True)[0] + vectors[on[0].item.id]
+    asked = gmem.embedder.embed([query], query=True)[0]
+    moved = asked + vectors[on[0].item.id]
     moved /= np.linalg.norm(moved)
     for h in on:
-        assert h.breakdown.semantic == pytest.approx(max(0.0, float(vectors[h.item.id] @ moved)), abs=1e-4)
+        to = asked if h.item.id == on[0].item.id else moved
+        assert h.breakdown.semantic == pytest.approx(max(0.0, float(vectors[h.item.id] @ to)), abs=1e-4)
     # left alone: a statement, a query of one keyword, two questions (an answer to one is no
     # direction for the other), feedback off
     for q in ("gaming online with friends", "What about games?", "What video games does Nate play? What does he cook?"):
@@ -326,3 +330,58 @@ def test_session_records_the_tail_of_its_chain(gmem):
     session = gmem.get("s")
     assert isinstance(session, Session) and session.last_message_id == msgs[-1].id
     assert gmem.get(msgs[0].id).status is Status.active
+
+
+def test_a_name_alone_lifts_nothing_and_the_walk_goes_through_what_was_said(gmem):
+    """Graph evidence raises an item in proportion to what its text says about the rest of the
+    question, and a question about a person's relation is answered through the turn that names
+    them: Marek -said-> a turn -mentions-> Olga Berg -said-> the answer."""
+    gmem.add_messages("s", [
+        {"speaker": "Marek", "content": "My sister Olga Berg is visiting next week."},
+        {"speaker": "Marek", "content": "I need to fix the garage door before then."},
+        {"speaker": "Marek", "content": "We usually grill on the balcony when guests come."},
+        {"speaker": "Olga Berg", "content": "I play volleyball in a league every Sunday."},
+    ])
+    question = "Which sport does Marek's sister play?"
+    hits = gmem.recall(question, k=4, layers=["message"], filter=RecallFilter.READ_ONLY)
+    at = {next(w for w in ("sister", "garage", "balcony", "volleyball") if w in h.text): i for i, h in enumerate(hits)}
+    assert at["volleyball"] < at["garage"] and at["volleyball"] < at["balcony"]
+    answer = hits[at["volleyball"]]
+    assert answer.breakdown.path == ("Marek -said-> 'My sister Olga Berg is visiting next week.' "
+                                     "-mentions-> Olga Berg -said->")
+    assert hits[at["garage"]].breakdown.graph == 0.0  # Marek is a waypoint: his own turns are not what is asked
+    # without the hop the answer still outranks what matches only Marek's name, which gains
+    # next to nothing from being his
+    flat = gmem.recall(question, k=4, layers=["message"], options=RecallOptions(hop_decay=0),
+                       filter=RecallFilter.READ_ONLY)
+    texts = [h.text for h in flat]
+    assert not any(h.breakdown.path and "Olga" in h.breakdown.path for h in flat)
+    garage = next(h for h in flat if "garage" in h.text).breakdown
+    text = relevance(garage.semantic, garage.keyword, 0.0, RecallOptions().relevance)
+    own = (garage.relevance - garage.context) / (1 - garage.context)  # before its session's share
+    assert garage.graph == 1.0 and garage.path == "said by Marek" and own - text < 0.02
+    assert texts.index(answer.text) < texts.index(hits[at["garage"]].text)
+
+
+def test_a_relation_is_crossed_when_the_question_means_it_in_either_language(gmem):
+    people = [{"name": "Lena", "type": "person"}, {"name": "Dana", "type": "person"}]
+    gmem.remember("Lena is Dana's sister", entities=people,
+                  relations=[{"source": "Dana", "predicate": "sister", "target": "Lena"}])
+    window = gmem.remember("Lena prefers window seats on long flights", entities=[{"name": "Lena", "type": "person"}])
+    for question in ("Which seat does Dana's sister prefer?", "Dana的姐姐喜欢什么座位？"):
+        hit = next(h for h in gmem.recall(question, k=5, filter=RecallFilter.READ_ONLY) if h.item.id == window.id)
+        assert hit.breakdown.path == "mentions Dana -sister-> Lena" and hit.breakdown.graph == 1.0, question
+
+
+def test_feedback_never_lifts_its_seed(gmem):
+    for text in ("Greta's team deploys to staging every Friday", "Greta lives in Lisbon",
+                 "Greta prefers Kotlin over Java for new services"):
+        gmem.remember(text, entities=[{"name": "Greta", "type": "person"}])
+    question = "Which programming language does Greta like?"
+    before = gmem.recall(question, k=3, options=RecallOptions(feedback=0), filter=RecallFilter.READ_ONLY)
+    after = {h.item.id: h for h in gmem.recall(question, k=3, filter=RecallFilter.READ_ONLY)}
+    seed = before[0]
+    assert seed.breakdown.relevance >= 0.5  # a seed there was
+    assert after[seed.item.id].score <= seed.score
+    assert after[seed.item.id].breakdown.semantic == pytest.approx(seed.breakdown.semantic, abs=1e-6)
+    assert "Kotlin" in max(after.values(), key=lambda h: h.score).item.text

@@ -2,8 +2,8 @@
 
 from .context import assemble
 from .graph import find_entity, history, neighbourhood
-from .recall import Recaller, RecallResult, merge_layers
-from .scoring import frequency, held_at, recency, relevance, score
+from .recall import Recaller, RecallResult
+from .scoring import frequency, held_at, merge_layers, recency, relevance, score
 
 __all__ = [
     "RecallResult", "Recaller", "assemble", "find_entity", "frequency", "held_at", "history", "merge_layers",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -15,21 +15,23 @@ from datetime import datetime
 import numpy as np
 
 from ..embed import Embedder
-from ..models import EdgeType, ScoredItem, Status, utcnow
+from ..models import ScoredItem, Status, utcnow
 from ..settings import RecallFilter, RecallOptions
 from ..store import Store
-from ..store.layers import LayerAsk, LayerHits, Walked
-from ..text import keywords, name_grams, normalise_name, time_span
-from .scoring import held_at, relevance, score, specificity
+from ..store.layers import LayerAsk, LayerHits
+from ..text import keywords, name_grams, normalise_name, possessed, time_span, without_names
+from .scoring import held_at, keyword_signal, merge_layers, relevance, score
+from .walk import Walk
 
 log = logging.getLogger(__name__)
 
-_HOP_DECAY = 0.6  # graph evidence kept per relation hop away from the query's entities
+_BRIDGE_FROM = 10  # the best hits of the first pass a multi-hop step may go through
 _GRAPH_ENTITY_LIMIT = 100  # entities a query may expand to
 _GRAPH_PAIR_LIMIT = 1000  # (node, entity) pairs read per layer before ranking
 _GRAPH_RESCORE = 3  # graph candidates' cosines computed: this many times graph_candidates, the nearest in the graph
 _STEP_MARK_COS = 0.5  # a step found by meaning is marked as the procedure's match from this cosine
 _FEEDBACK_MIN_RELEVANCE = 0.5  # the best hit's relevance from which feedback moves the query towards it
+_REST_COS = 0.15  # a graph hit's cosine to the rest of the question from which it matches more than a name
 _SIZE_TTL_S = 300.0  # a namespace's node count (for entity specificity) is read again after this
 
 
@@ -42,6 +44,7 @@ class _Candidate:
     entity: str | None = None  # the entity a graph hit mentions
     said: str | None = None  # the query's person who said this turn
     step: int | None = None  # a procedure found by one of its steps: that step's order
+    name_only: bool = False  # a graph hit that matches nothing of the question but its names
 
 
 @dataclass(frozen=True)
@@ -53,7 +56,7 @@ class _Pass:
     k: int
     q_terms: set[str]
     statuses: dict[str, tuple[Status, ...]]  # layer -> the statuses it admits
-    walk: "_Walk | None"
+    walk: "Walk | None"
     speakers: dict[str, str]  # normalised name -> the query's entity name
     asks: bool
     feeds: bool  # the query may be moved towards its best hit (``_may_feed_back``)
@@ -61,6 +64,18 @@ class _Pass:
     filter: RecallFilter
     now: datetime
     span: tuple[datetime, datetime] | None
+    rest: "_Rest | None" = None  # the question once the names the walk matched are taken out
+    seed: tuple[str, float] | None = None  # a feedback pass's seed and its cosine to the query as asked
+
+
+@dataclass(frozen=True)
+class _Rest:
+    """What a question asks besides the names it matched: its keywords and its vector (the
+    query's own when taking the names out left the text as it was)."""
+
+    terms: frozenset[str]
+    vector: np.ndarray
+    path: tuple[str, ...]  # the words it follows from a name ("Marek's *sister*"; ``possessed``)
 
 
 _Found = dict[str, tuple[LayerHits, dict[str, Any]]]  # layer -> its hits and the records read for them
@@ -110,7 +125,7 @@ class Recaller:
         # while the query is embedded; only the layer searches need the vector
         q_terms = set(keywords(query))
         held = self._pool.submit(self.store.kinds_held, namespace)
-        walked = self._pool.submit(self._walk, namespace, query, q_terms, options)
+        walked = self._pool.submit(self._walk, namespace, query, options)
         qvec = query_vector if query_vector is not None else self.embedder.embed([query], query=True)[0]
         timings["embed"] = (time.perf_counter() - t0) * 1000
         layers = [layer for layer in filter.layers if layer in held.result()]  # a kind the tenant lacks costs nothing
@@ -126,13 +141,25 @@ class Recaller:
         entities, walk = walked.result()
         timings["graph"] = (time.perf_counter() - t1) * 1000
         asks = _asks(query)
-        ask = _Pass(namespace=namespace, query=query, k=k, q_terms=q_terms, statuses=layer_statuses, walk=walk,
-                    speakers={normalise_name(name): name for name in entities}, asks=asks, options=options,
+        # every pass ranks at least _BRIDGE_FROM items (a hop starts from them); k are kept at the end
+        ask = _Pass(namespace=namespace, query=query, k=max(k, _BRIDGE_FROM), q_terms=q_terms,
+                    statuses=layer_statuses, walk=walk, speakers={normalise_name(name): name for name in entities},
+                    asks=asks, options=options,
                     feeds=self._may_feed_back(query, q_terms, asks, options),
                     filter=filter, now=now,
-                    span=time_span(query, filter.asked_at or now) if options.time_boost else None)
+                    span=time_span(query, filter.asked_at or now) if options.time_boost else None,
+                    rest=self._rest(query, walk, qvec) if walk is not None else None)
         items, per_layer, found = self._rank(ask, qvec, timings)
-        if self._feeds_back(ask, items):
+        if walk is not None and options.hop_decay and options.graph_depth:
+            t5 = time.perf_counter()
+            for step in range(options.graph_depth + 1):  # the question's own path may go a step further
+                bridged = self._bridged(ask, items, per_layer, found, named_only=step > 0)
+                if bridged is None:
+                    break
+                items, per_layer, found = self._rank(ask, qvec, timings, before=bridged)
+            timings["hops"] = (time.perf_counter() - t5) * 1000
+        seed = self._seed(ask, items)
+        if seed is not None:
             # pseudo-relevance feedback (Rocchio): the best hit's vector joins the query's and
             # every layer is searched and scored again. An answer often shares no word and
             # little meaning with its question; it shares much with the best hit's turn or fact
@@ -141,12 +168,22 @@ class Recaller:
             # nearest (``feedback_pool``; 400 reads 0.757 / 0.724 but costs Neo4j ~40 ms more):
             # the first pass's keyword and graph hits and records stand, with their cosines to
             # the moved query.
+            # The seed (``_seed``) keeps its cosine to the query as asked in the second pass (its
+            # cosine to the moved query is mostly its similarity to itself: a deploy memory lifted
+            # by Greta's name went 0.34 -> 0.82 and outranked the Kotlin memory "Which programming
+            # language does Greta like?" asked for) and never scores above its first pass.
             t4 = time.perf_counter()
-            top = self.store.vectors(namespace, [items[0].item.id]).get(items[0].item.id)
+            top = self.store.vectors(namespace, [seed.item.id]).get(seed.item.id)
             if top is not None:
                 moved = qvec + options.feedback * np.asarray(top, dtype=np.float32)
-                items, per_layer, _ = self._rank(ask, moved / np.linalg.norm(moved), timings, before=found)
+                items, per_layer, _ = self._rank(replace(ask, seed=(seed.item.id, seed.breakdown.semantic)),
+                                                 moved / np.linalg.norm(moved), timings, before=found)
+                items = _capped(items, seed)
             timings["feedback"] = (time.perf_counter() - t4) * 1000
+        by_layer: dict[str, list[ScoredItem]] = {}
+        for s in items:
+            by_layer.setdefault(s.layer, []).append(s)
+        items = merge_layers(by_layer, k)  # as merged from the whole lists: they hold each layer's best
         if walk is not None:
             self._explain_paths(items, per_layer, walk)
         if items and filter.record_access:
@@ -166,13 +203,29 @@ class Recaller:
                 and query.count("?") + query.count("？") < 2)
 
     @staticmethod
-    def _feeds_back(ask: "_Pass", items: list[ScoredItem]) -> bool:
-        """Feedback needs a best hit worth moving towards: a query that may be moved
-        (``_may_feed_back``) whose best hit matches it at relevance 0.5 or more (without it, a
+    def _seed(ask: "_Pass", items: list[ScoredItem]) -> ScoredItem | None:
+        """The hit feedback moves the query towards: of a query that may be moved
+        (``_may_feed_back``), the best hit when its relevance is 0.5 or more (without a gate, a
         Chinese question whose best hit was a weak near tie, relevance 0.11, was moved towards
-        the wrong turn). A gate on the best hit's margin over the next instead cost LoCoMo
-        (0.736 -> 0.732 at a margin of 0.02, 0.729 at 0.05)."""
-        return ask.feeds and bool(items) and items[0].breakdown.relevance >= _FEEDBACK_MIN_RELEVANCE
+        the wrong turn). Its graph evidence counts only as far as its text matches the rest of
+        the question (``_name_only``), so a hit raised by a name alone is no seed. Seeding by
+        text alone (meaning and keywords, no graph or context) cost LoCoMo 0.758 -> 0.751 on
+        0-4 and 0.723 -> 0.721 on 5-9. A gate on the best hit's margin over the next instead
+        cost LoCoMo (0.736 -> 0.732 at a margin of 0.02, 0.729 at 0.05)."""
+        if ask.feeds and items and items[0].breakdown.relevance >= _FEEDBACK_MIN_RELEVANCE:
+            return items[0]
+        return None
+
+    def _rest(self, query: str, walk: "Walk", qvec: np.ndarray) -> "_Rest | None":
+        """The question once the names of the entities it matched are taken out; None when
+        nothing is left to match (the question is only a name)."""
+        names = [n for e in walk.named for n in (e.name, *e.aliases)]
+        text = without_names(query, names)
+        terms = frozenset(keywords(text)) - {t for n in names for t in keywords(n)}
+        if not terms:
+            return None
+        return _Rest(terms, qvec if text == " ".join(query.split()) else self.embedder.embed([text], query=True)[0],
+                     tuple(dict.fromkeys(possessed(query, names))))
 
     def _rank(self, ask: "_Pass", qvec: np.ndarray, timings: dict[str, float], before: "_Found | None" = None
               ) -> tuple[list[ScoredItem], dict[str, dict[str, "_Candidate"]], "_Found"]:
@@ -266,11 +319,20 @@ class Recaller:
                 if said is not None and options.speaker_match:
                     # the graph's SAID edge: a turn by a person the query names. Not weighed by
                     # specificity (measured: on LoCoMo, where each speaker said half the turns,
-                    # that cost extraction mode 0.08 recall and gave turns mode 0.003)
-                    if options.speaker_match > c.graph:
-                        c.graph, c.entity, c.said = options.speaker_match, None, said
+                    # that cost extraction mode 0.08 recall and gave turns mode 0.003); a waypoint
+                    # of the question's path (Marek in "Marek's sister") has none: his own turns
+                    # are not what is asked (the turn that names his sister keeps hers)
+                    match = options.speaker_match * (0.0 if ask.walk.is_waypoint(said) else 1.0)
+                    if match > c.graph:
+                        c.graph, c.entity, c.said = match, None, said
+                if ask.seed is not None and node_id == ask.seed[0]:
+                    c.semantic = ask.seed[1]
                 kept[node_id] = (rec, keyword_signal(c.keyword_raw, top_kw, ask.q_terms, rec.keywords))
-            base = {i: relevance(cands[i].semantic or 0.0, kw, cands[i].graph, options.relevance) for i, (_, kw) in kept.items()}
+            rest = self._name_only(ask, layer, {i: rec for i, (rec, _) in kept.items() if cands[i].graph > 0})
+            for i in rest:
+                cands[i].name_only = True
+            base = {i: relevance(cands[i].semantic or 0.0, kw, cands[i].graph, options.relevance, rest.get(i))
+                    for i, (_, kw) in kept.items()}
             context = self._conversation_context(namespace, kept, base, cands, qvec, admitted, options, ask.asks) \
                 if layer == "message" else {}
             scored: list[ScoredItem] = []
@@ -282,11 +344,12 @@ class Recaller:
                 stale = rec.value_of("superseded_by") is not None and as_of is None
                 damp = options.superseded_turns if stale else 1.0
                 breakdown = score(rec, semantic=c.semantic or 0.0, keyword=kw, graph=c.graph, now=ask.now,
-                                  options=options, context=extra, damp=damp)
+                                  options=options, context=extra, damp=damp, rest=rest.get(node_id))
                 cap = current.get(rec.superseded_by.memory_id) if stale else None
                 if cap is not None and breakdown.relevance > cap:
                     breakdown = score(rec, semantic=c.semantic or 0.0, keyword=kw, graph=c.graph, now=ask.now,
-                                      options=options, context=extra, damp=damp * cap / breakdown.relevance)
+                                      options=options, context=extra, damp=damp * cap / breakdown.relevance,
+                                      rest=rest.get(node_id))
                 if layer == "memory":
                     current[node_id] = breakdown.relevance
                 if breakdown.relevance < options.min_relevance:
@@ -298,6 +361,55 @@ class Recaller:
         timings["score"] = timings.get("score", 0.0) + (time.perf_counter() - t3) * 1000
         return merge_layers(scored_by_layer, ask.k), per_layer, {
             layer: (hits_of[layer], fetched[layer].result() if layer in fetched else {}) for layer in hits_of}
+
+    def _bridged(self, ask: "_Pass", items: list[ScoredItem], per_layer: dict[str, dict[str, "_Candidate"]],
+                 found: "_Found", named_only: bool) -> "_Found | None":
+        """The last pass's hits with one more hop of graph hits (``Walk.bridge``), taken from
+        its best hits that the query's entities (or the entities the last hop reached) said or
+        are named in and that match more of the question than a name; a waypoint's own items
+        lose their graph evidence (``Walk.bridge``). None when that adds nothing."""
+        walk = ask.walk
+        named = {e.id: e.name for e in walk.named}
+        ids = {e.name: e.id for e in walk.named}
+        starts = []
+        for s in items[:_BRIDGE_FROM]:
+            c = per_layer.get(s.layer, {}).get(s.item.id)
+            if c is None or c.name_only or s.layer not in ("memory", "message", "episode"):
+                continue
+            if c.said:
+                starts.append((s.item, f"{c.said} -said->", ids.get(c.said, "")))
+            elif c.entity in named:
+                starts.append((s.item, f"{named[c.entity]} <-mentions-", c.entity))
+            elif c.entity in walk.bridged:
+                starts.append((s.item, walk.bridge_path(s.item.id, c.entity), c.entity))
+        before = set(walk.waypoints)
+        asked = ask.rest.path if ask.rest is not None else ()
+        adds = walk.bridge(starts, {layer: ask.statuses[layer] for layer in found}, asked, named_only) if starts else {}
+        if not adds:
+            return None
+        out = dict(found)
+        fresh = walk.waypoints - before
+        for layer in found:
+            hits, records = found[layer]
+            graph = {i: (0.0 if e in fresh else g, sim, e) for i, (g, sim, e) in hits.graph.items()}
+            graph.update((node, (g, 0.0, e)) for node, (g, e) in adds.get(layer, {}).items()
+                         if g > graph.get(node, (0.0,))[0])
+            out[layer] = (replace(hits, graph=graph), records)
+        return out
+
+    def _name_only(self, ask: "_Pass", layer: str, graphed: dict[str, Any]) -> dict[str, float]:
+        """The graph hits that match nothing of the question but the names the walk matched
+        (none of the rest's keywords, a cosine to the rest's vector below ``_REST_COS``) ->
+        how well they match the rest all the same (text relevance of that cosine): graph
+        evidence raises them only in proportion to it. "Which sport does Marek's sister play?"
+        ranked a turn Marek said about his garage door (graph 1.0, "said by Marek") level with
+        Olga's volleyball turn; now it gains 0.01 instead of 0.15."""
+        if ask.rest is None or not graphed:
+            return {}
+        sims = self.store.vector_scores(ask.namespace, layer, list(graphed), ask.rest.vector)
+        return {i: relevance(max(0.0, sims.get(i, 0.0)), 0.0, 0.0, ask.options.relevance)
+                for i, rec in graphed.items()
+                if sims.get(i, 0.0) < _REST_COS and not ask.rest.terms & set(rec.keywords)}
 
     def _again(self, ask: "_Pass", layer: str, qvec: np.ndarray, hits: LayerHits, records: dict[str, Any]
                ) -> LayerHits:
@@ -381,8 +493,7 @@ class Recaller:
                 out[i] = out.get(i, 0.0) + options.session_prior * other
         return out
 
-    def _walk(self, namespace: str, query: str, q_terms: set[str], options: RecallOptions
-              ) -> tuple[dict[str, str], "_Walk | None"]:
+    def _walk(self, namespace: str, query: str, options: RecallOptions) -> tuple[dict[str, str], "Walk | None"]:
         """The query's entities (name -> id) and their relation neighbourhood. Every 1-4 word
         n-gram of the query (as tokens, and as written, so "Jean-Luc" and "北京大学" match too)
         is looked up by normalised name and alias: one indexed read, no NER model on the read
@@ -392,8 +503,9 @@ class Recaller:
         walked = self.store.walk(namespace, name_grams(query), options.graph_depth, _GRAPH_ENTITY_LIMIT)
         if not walked.entities:
             return {}, None
-        return {e.name: e.id for e in walked.entities}, _Walk(self.store, namespace, walked, q_terms,
-                                                              self._size(namespace))
+        return {e.name: e.id for e in walked.entities}, Walk(self.store, namespace, walked, query,
+                                                              self._size(namespace), options.hop_decay,
+                                                              self.embedder)
 
     def _size(self, namespace: str) -> int:
         """The namespace's memories, turns, episodes and procedures (what can mention an
@@ -406,7 +518,7 @@ class Recaller:
         return size
 
     @staticmethod
-    def _ask(layer: str, statuses: tuple[Status, ...], walk: "_Walk | None", options: RecallOptions, pool: int
+    def _ask(layer: str, statuses: tuple[Status, ...], walk: "Walk | None", options: RecallOptions, pool: int
              ) -> LayerAsk:
         """What recall asks of a layer. The graph: memories by the query's own entities first,
         then each ring outwards; turns and episodes only by the query's own entities (rings of a
@@ -428,16 +540,18 @@ class Recaller:
         return replace(plain, rings=rings, weights=weights, pair_limit=_GRAPH_PAIR_LIMIT,
                        graph_k=options.graph_candidates, rescore=_GRAPH_RESCORE * options.graph_candidates)
 
-    def _explain_paths(self, items: list[ScoredItem], per_layer: dict[str, dict[str, _Candidate]], walk: "_Walk") -> None:
+    def _explain_paths(self, items: list[ScoredItem], per_layer: dict[str, dict[str, _Candidate]], walk: "Walk"
+                       ) -> None:
         """Each graph hit's breakdown names the path that found it ("Alice -manager-> Bob")."""
         found = {s.item.id: per_layer[s.layer][s.item.id] for s in items if s.item.id in per_layer.get(s.layer, {})}
-        reached = {c.entity for c in found.values() if c.entity}
+        reached = {c.entity for c in found.values() if c.entity and c.entity not in walk.bridged}
         paths = walk.paths(reached)
         for s in items:
             c = found.get(s.item.id)
             if c is None or not (c.entity or c.said):
                 continue
-            via = f"said by {c.said}" if c.said else f"mentions {paths.get(c.entity, '?')}"
+            via = f"said by {c.said}" if c.said else walk.bridge_path(s.item.id, c.entity) or \
+                f"mentions {paths.get(c.entity, '?')}"
             s.breakdown = s.breakdown.model_copy(update={"path": via})
 
 
@@ -457,65 +571,10 @@ class _InTurn:
         pass
 
 
-class _Walk:
-    """The query's entities and their relation neighbourhood: entity -> hop, graph score and
-    the step that reached it. A named entity's evidence is its specificity in the namespace
-    (``specificity``: naming someone the whole namespace is about says little); each hop costs
-    evidence (x0.6), except a first hop across a relation the query names ("Dave's *manager*"
-    crossing ``manages``): that is the question's own path. Paths further out are read only for
-    the items shown."""
-
-    def __init__(self, store: Store, namespace: str, walked: Walked, query_terms: set[str], size: int) -> None:
-        self.store, self.namespace = store, namespace
-        self.hops = walked.hops
-        self.score = {}
-        for e, h in self.hops.items():
-            step = walked.first.get(e)
-            named = step is not None and bool(query_terms & set(keywords(step[1].replace("_", " "))))
-            self.score[e] = (specificity(walked.mentions.get(e, 0), size) if h == 0
-                             else 1.0 if named else _HOP_DECAY ** h)
-        self.parent: dict[str, tuple[str, str, bool]] = dict(walked.first)
-        self.entities: dict[str, Any] = {e.id: e for e in walked.entities}
-
-    def load(self, ids) -> dict[str, Any]:
-        """The entity records of ``ids`` (read once, on demand: most recalls need few or none)."""
-        missing = [i for i in ids if i not in self.entities]
-        if missing:
-            self.entities.update({n.id: n for n in self.store.get(self.namespace, missing) if n.kind == "entity"})
-        return {i: self.entities[i] for i in ids if i in self.entities}
-
-    def paths(self, targets: set[str]) -> dict[str, str]:
-        """target entity -> "Dave <-manages- Carol" (one path to it, by relation names)."""
-        frontier = {t for t in targets if self.hops.get(t, 0) >= 2 and t not in self.parent}
-        while frontier:  # further out: read the relations of the few nodes shown, back one ring at a time
-            back: dict[str, tuple[str, str, bool]] = {}
-            for e in self.store.edges(self.namespace, list(frontier), types=[EdgeType.RELATES_TO], direction="both"):
-                here, there = (e.target, e.source) if e.target in frontier else (e.source, e.target)
-                if here in back or self.hops.get(there) != self.hops[here] - 1 or e.props.get("invalid_at"):
-                    continue
-                back[here] = (there, str(e.props.get("predicate") or e.key or "related"), there == e.source)
-            self.parent.update(back)
-            frontier = {p for p, *_ in back.values() if self.hops.get(p, 0) >= 2 and p not in self.parent}
-        chains = {}
-        for t in targets:
-            steps, node = [], t
-            while node in self.parent:
-                prev, predicate, forward = self.parent[node]
-                steps.append((predicate, forward, node))
-                node = prev
-            chains[t] = (node, steps[::-1])
-        self.load({start for start, _ in chains.values()} | {to for _, steps in chains.values() for *_, to in steps})
-        out = {}
-        for t, (start, steps) in chains.items():
-            text = self._name(start)
-            for predicate, forward, to in steps:
-                text += f" -{predicate}-> {self._name(to)}" if forward else f" <-{predicate}- {self._name(to)}"
-            out[t] = text
-        return out
-
-    def _name(self, entity_id: str) -> str:
-        ent = self.entities.get(entity_id)
-        return ent.name if ent is not None else entity_id
+def _capped(items: list[ScoredItem], seed: ScoredItem) -> list[ScoredItem]:
+    """A feedback pass's items with its seed scored no higher than the first pass scored it."""
+    out = [seed if s.item.id == seed.item.id and s.score > seed.score else s for s in items]
+    return sorted(out, key=lambda s: (-s.score, s.item.id))
 
 
 _QUESTION = re.compile(
@@ -532,31 +591,3 @@ def _asks(text: str) -> bool:
 def _within(rec: Any, span: tuple[datetime, datetime]) -> bool:
     at = rec.value_of("valid_at") or rec.value_of("start_at") or rec.created_at
     return span[0] <= at < span[1]
-
-
-def keyword_signal(bm25: float, top_bm25: float, query_terms: set[str], item_terms: Sequence[str]) -> float:
-    """Keyword relevance in 0..1: 0.7 BM25 relative to the best hit of the recall, 0.3 the
-    share of the query's keywords the item contains (tuned on LoCoMo 0-4). BM25 alone,
-    scaled by the best hit, rates a weak match of one common word as highly as a match of
-    the whole query."""
-    if bm25 <= 0 or top_bm25 <= 0:
-        return 0.0
-    coverage = len(query_terms & set(item_terms)) / len(query_terms) if query_terms else 0.0
-    return 0.7 * (bm25 / top_bm25) + 0.3 * coverage
-
-
-def merge_layers(by_layer: dict[str, list[ScoredItem]], k: int) -> list[ScoredItem]:
-    """The k best overall, but each layer's best item is kept when it has one, so that a
-    layer with many strong items (say, raw messages) cannot crowd out the others."""
-    if k <= 0:
-        return []
-    chosen: dict[str, ScoredItem] = {}
-    heads = sorted((items[0] for items in by_layer.values() if items), key=lambda s: -s.score)
-    for head in heads[:k]:
-        chosen[head.item.id] = head
-    rest = sorted((s for items in by_layer.values() for s in items[1:]), key=lambda s: (-s.score, s.item.id))
-    for s in rest:
-        if len(chosen) >= k:
-            break
-        chosen[s.item.id] = s
-    return sorted(chosen.values(), key=lambda s: (-s.score, s.item.id))

@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from datetime import datetime
 
-from ..models import Scorable, ScoreBreakdown
+from ..models import Scorable, ScoreBreakdown, ScoredItem
 from ..settings import RecallOptions, RelevanceWeights
 
 _DAY = 86_400.0
@@ -60,27 +61,33 @@ def specificity(mentions: int, size: int) -> float:
     return max(SPECIFICITY_FLOOR, min(1.0, math.log((size + 1) / (mentions + 1)) / math.log(size + 1)))
 
 
-def relevance(semantic: float, keyword: float, graph: float, weights: RelevanceWeights) -> float:
+def relevance(semantic: float, keyword: float, graph: float, weights: RelevanceWeights,
+              rest: float | None = None) -> float:
     """Text relevance (semantic and keyword blended) raised by graph evidence in proportion to
     what the text says (``text * (1 + weights.graph * graph)``), so a graph hit breaks near ties
     and lifts related items but never outranks a much better semantic and keyword match. An
     item the text barely matches is raised as if it matched at ``weights.graph_floor``: what
-    only the graph can find (a multi-hop answer) still surfaces."""
+    only the graph can find (a multi-hop answer) still surfaces. ``rest``: for an item that
+    matches nothing of the question but the names the graph matched, how well its text matches
+    the rest of the question; it is raised in proportion to that alone (a turn Marek said about
+    his garage door gains nothing from being his when the question asks what sport his sister
+    plays)."""
     total = weights.semantic + weights.keyword
     if total <= 0:
         return 0.0
     text = (weights.semantic * semantic + weights.keyword * keyword) / total
-    return min(1.0, max(0.0, text + weights.graph * graph * max(text, weights.graph_floor)))
+    basis = max(text, weights.graph_floor) if rest is None else rest
+    return min(1.0, max(0.0, text + weights.graph * graph * basis))
 
 
 def score(
     item: Scorable, *, semantic: float, keyword: float, graph: float, now: datetime, options: RecallOptions,
-    context: float = 0.0, damp: float = 1.0,
+    context: float = 0.0, damp: float = 1.0, rest: float | None = None,
 ) -> ScoreBreakdown:
     """``context`` is relevance from the conversation around a turn; ``damp`` scales the
-    relevance of a turn or episode that states a superseded value."""
+    relevance of a turn or episode that states a superseded value; ``rest``: see ``relevance``."""
     w = options.weights
-    own = relevance(semantic, keyword, graph, options.relevance)
+    own = relevance(semantic, keyword, graph, options.relevance, rest)
     rel = min(1.0, own + context * (1.0 - own)) * damp  # context fills the headroom the item's own match leaves
     rec = recency(item, now, options.recency_half_life_days)
     freq = frequency(item.access_count, options.frequency_saturation)
@@ -97,3 +104,31 @@ def score(
         semantic=round(semantic, 6), keyword=round(keyword, 6), graph=round(graph, 6), context=round(context, 6),
         total=round(total, 6),
     )
+
+
+def keyword_signal(bm25: float, top_bm25: float, query_terms: set[str], item_terms: Sequence[str]) -> float:
+    """Keyword relevance in 0..1: 0.7 BM25 relative to the best hit of the recall, 0.3 the
+    share of the query's keywords the item contains (tuned on LoCoMo 0-4). BM25 alone,
+    scaled by the best hit, rates a weak match of one common word as highly as a match of
+    the whole query."""
+    if bm25 <= 0 or top_bm25 <= 0:
+        return 0.0
+    coverage = len(query_terms & set(item_terms)) / len(query_terms) if query_terms else 0.0
+    return 0.7 * (bm25 / top_bm25) + 0.3 * coverage
+
+
+def merge_layers(by_layer: dict[str, list[ScoredItem]], k: int) -> list[ScoredItem]:
+    """The k best overall, but each layer's best item is kept when it has one, so that a
+    layer with many strong items (say, raw messages) cannot crowd out the others."""
+    if k <= 0:
+        return []
+    chosen: dict[str, ScoredItem] = {}
+    heads = sorted((items[0] for items in by_layer.values() if items), key=lambda s: -s.score)
+    for head in heads[:k]:
+        chosen[head.item.id] = head
+    rest = sorted((s for items in by_layer.values() for s in items[1:]), key=lambda s: (-s.score, s.item.id))
+    for s in rest:
+        if len(chosen) >= k:
+            break
+        chosen[s.item.id] = s
+    return sorted(chosen.values(), key=lambda s: (-s.score, s.item.id))
