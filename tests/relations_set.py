@@ -1,0 +1,124 @@
+"""The relationship question set (``tests/data/relations/households.json``): six small
+households and teams, English and Chinese, turned into conversations and into questions that
+follow 1-3 relations to a person and ask one of their facts ("Which city does Marek Nowak's
+sister's husband work in?", "王磊的姐姐的丈夫在哪个城市工作？"). The evidence of a question is
+the turn in which that person states the fact; the turns that state each relation on the way
+are its path. Used by ``tests/test_relations.py`` and ``benchmarks/relations.py``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent / "data" / "relations" / "households.json"
+ATTRIBUTES = ("sport", "drink", "pet", "city")
+
+FACT = {
+    "en": {"sport": "My favourite sport is {x}.", "drink": "I start every morning with {x}.",
+           "pet": "Our pet is a {x}.", "city": "I work in {x} these days."},
+    "zh": {"sport": "我最喜欢的运动是{x}。", "drink": "我每天早上都喝{x}。",
+           "pet": "我养的宠物是一只{x}。", "city": "我现在在{x}工作。"},
+}
+ASK = {
+    "en": {"sport": "What is {who}'s favourite sport?", "drink": "What does {who} drink in the morning?",
+           "pet": "What pet does {who} have?", "city": "Which city does {who} work in?"},
+    "zh": {"sport": "{who}最喜欢什么运动？", "drink": "{who}早上喝什么？",
+           "pet": "{who}养了什么宠物？", "city": "{who}在哪个城市工作？"},
+}
+RELATION = {"en": "My {rel} is {other}.", "zh": "我的{rel}是{other}。"}
+FILLER = {
+    "en": ["The weather has been lovely this week.", "I need to fix the garage door soon.",
+           "We grilled on the balcony last night.", "Traffic was terrible this morning.",
+           "I finally finished that long novel."],
+    "zh": ["这周天气很好。", "我得尽快把车库门修好。", "昨晚我们在阳台上烧烤。", "今天早上路上很堵。",
+           "我终于看完了那本很长的小说。"],
+}
+
+
+@dataclass(frozen=True)
+class Question:
+    household: str
+    lang: str
+    text: str
+    hops: int
+    answer: str
+    evidence: str  # the turn id where the person asked about states the fact
+    path: tuple[str, ...]  # the turn ids that state each relation on the way
+
+
+@dataclass(frozen=True)
+class Household:
+    id: str
+    lang: str
+    sessions: dict[str, list[dict]]  # session id -> turns (id, speaker, content)
+    questions: list[Question]
+
+
+def _who(lang: str, start: str, rels: list[str]) -> str:
+    if lang == "zh":
+        return "的".join([start, *rels])
+    return "".join([start] + [f"'s {r}" for r in rels])
+
+
+def load(path: Path = DATA) -> list[Household]:
+    out = []
+    for h in json.loads(path.read_text(encoding="utf-8"))["households"]:
+        lang, hid, people = h["lang"], h["id"], h["people"]
+        fact_turn: dict[tuple[str, str], str] = {}
+        facts: list[dict] = []
+        for i, (name, attrs) in enumerate(people.items()):
+            for a in ATTRIBUTES:
+                tid = f"{hid}-{i}-{a}"
+                fact_turn[(name, a)] = tid
+                facts.append({"id": tid, "speaker": name, "content": FACT[lang][a].format(x=attrs[a])})
+            for j in range(2):
+                facts.append({"id": f"{hid}-{i}-filler{j}", "speaker": name,
+                              "content": FILLER[lang][(i + j) % len(FILLER[lang])]})
+        said: dict[str, list[tuple[str, str, str]]] = {}
+        rel_turns = []
+        for n, (a, rel, b) in enumerate(h["relations"]):
+            tid = f"{hid}-rel{n}"
+            said.setdefault(a, []).append((rel, b, tid))
+            rel_turns.append({"id": tid, "speaker": a, "content": RELATION[lang].format(rel=rel, other=b)})
+        questions = []
+
+        def walk(start: str, at: str, rels: list[str], path: list[str], seen: set[str]) -> None:
+            for rel, other, tid in said.get(at, []):
+                if other in seen:
+                    continue
+                chain, way = [*rels, rel], [*path, tid]
+                # two of the four facts per chain, rotating, so every fact is asked about
+                for a in (ATTRIBUTES[len(questions) % 4], ATTRIBUTES[(len(questions) + 2) % 4]):
+                    questions.append(Question(hid, lang, ASK[lang][a].format(who=_who(lang, start, chain)), len(chain),
+                                              people[other][a], fact_turn[(other, a)], tuple(way)))
+                if len(chain) < 3:
+                    walk(start, other, chain, way, seen | {other})
+
+        for person in people:
+            walk(person, person, [], [], {person})
+        # facts first (each person is a speaker, so a known name, before anyone names them)
+        out.append(Household(hid, lang, {f"{hid}-facts": facts, f"{hid}-family": rel_turns}, questions))
+    return out
+
+
+def ingest(mem, household: Household) -> str:
+    """The household's conversation in its own namespace (returned)."""
+    ns = f"rel-{household.id}"
+    for session, turns in household.sessions.items():
+        mem.add_messages(session, turns, namespace=ns)
+    return ns
+
+
+def evaluate(mem, households: list[Household], k: int = 5, options=None) -> dict[tuple[str, int], list[float]]:
+    """(language, hops) -> per question 1.0 when its evidence turn is among the top ``k``."""
+    from graphmem.settings import RecallFilter
+
+    out: dict[tuple[str, int], list[float]] = {}
+    for h in households:
+        ns = f"rel-{h.id}"
+        for q in h.questions:
+            hits = mem.recall(q.text, k=k, namespace=ns, layers=["message"], filter=RecallFilter.READ_ONLY,
+                              options=options)
+            out.setdefault((q.lang, q.hops), []).append(float(q.evidence in {s.item.id for s in hits}))
+    return out
