@@ -11,8 +11,11 @@ LoCoMo's dia_ids, so provenance maps straight to evidence). For each question (c
 5 reported apart) the top k items are retrieved and evidence recall@k is the fraction of the
 question's evidence turns covered by the items' source turns. An item may carry several turns
 (a memory or an episode), so the table also gives the turns and tokens the k items carry, and
-recall at an equal budget of k turns. Writes a markdown table to stdout, JSON and a PNG chart
-to --out.
+recall at an equal budget of k turns. Answers per token: for ``context()`` packed at 200, 400
+and 800 tokens, the share of questions whose gold answer's content words all appear in the
+context, and the mean share of them found, against a BM25 context of the same size (its best
+turns, as context lines, until the budget is spent). Writes markdown tables to stdout, JSON and
+a PNG chart to --out.
 """
 
 from __future__ import annotations
@@ -37,9 +40,11 @@ from locomo_data import CATEGORIES, Conversation  # noqa: E402
 from graphmem import Memory  # noqa: E402
 from graphmem.models import Episode, MemoryRecord, Message  # noqa: E402
 from graphmem.settings import RecallFilter, RecallOptions, Settings  # noqa: E402
-from graphmem.text import STOPWORDS, ApproxTokenCounter, segment, stem  # noqa: E402
+from graphmem.retrieve import RecallResult, assemble  # noqa: E402
+from graphmem.text import STOPWORDS, ApproxTokenCounter, keywords, segment, stem  # noqa: E402
 
 KS = (5, 10, 20)
+BUDGETS = (200, 400, 800)
 COUNTER = ApproxTokenCounter()
 
 
@@ -99,6 +104,25 @@ def score(ranked_turn_lists: list[list[str]], evidence: set[str], k: int, turn_t
     }
 
 
+def coverage(answer: set[str], text: str) -> dict:
+    """Whether all of the answer's content words appear in ``text``, and the share that do."""
+    found = len(answer & set(keywords(text))) / len(answer)
+    return {"all": float(found == 1.0), "share": found}
+
+
+def bm25_context(turns: list, order: list[int], budget: int) -> str:
+    """A BM25 context: the best turns as context lines ("speaker: text"), until ``budget``."""
+    lines, left = [], budget
+    for j in order:
+        line = f"{turns[j].speaker}: {turns[j].text}"
+        cost = COUNTER.count(line)
+        if cost > left:
+            break
+        lines.append(line)
+        left -= cost
+    return "\n".join(lines)
+
+
 def recall_options(assignments: list[str]) -> RecallOptions:
     """RecallOptions with ``field=value`` overrides (JSON values; ``relevance.graph=0.5``)."""
     data = RecallOptions().model_dump()
@@ -143,6 +167,8 @@ def main() -> None:
     convs = convs[: args.conversations] if args.conversations else convs
     settings = Settings(extraction="manual" if args.mode == "llm" else "off", recall=recall_options(args.set))
     results: dict[str, dict[int, list[dict]]] = {s: {k: [] for k in KS} for s in ("graphmem", "bm25", "dense")}
+    packed: dict[str, dict[int, list[dict]]] = {s: {b: [] for b in BUDGETS} for s in ("graphmem", "bm25")}
+    packed_halves: list[str] = []
     cats: list[int] = []
     halves: list[str] = []
     times: list[float] = []
@@ -182,6 +208,20 @@ def main() -> None:
                 for system, lists in ranked.items():
                     for k in KS:
                         results[system][k].append(score(lists, evidence, k, turn_text))
+                answer = set(keywords(q.answer))
+                if q.category == 5 or not answer:
+                    continue
+                # context() as assembled for a read-only recall (context() itself counts the read
+                # as a use, which would move the recency of later questions' items)
+                recalled = mem.recall(q.text, k=30, namespace=ns, filter=RecallFilter.READ_ONLY.model_copy(
+                    update={"asked_at": asked_at}))
+                order = bm25.rank(q.text, 60)
+                packed_halves.append(halves[-1])
+                for b in BUDGETS:
+                    ctx = assemble(RecallResult(items=recalled, timings_ms={}, query_entities=[]), budget=b,
+                                   counter=mem.counter)
+                    packed["graphmem"][b].append(coverage(answer, ctx.text))
+                    packed["bm25"][b].append(coverage(answer, bm25_context(turns, order, b)))
         mem.close()
 
     def mean(system: str, k: int, key: str, categories: set[int], half: str | None = None) -> float:
@@ -218,6 +258,20 @@ def main() -> None:
                        *(mean(system, 10, "recall", {c}, half) for c in (1, 2, 3, 4))]
                 report["systems"][system][f"half {half}"] = row
                 print(f"| {half} | {system} | " + " | ".join(f"{v:.3f}" for v in row) + " |")
+    print(f"\nAnswers per token: gold answer words in a context of B tokens ({len(packed_halves)} questions "
+          "with an answer in categories 1-4; all = every answer word there, share = mean share found)\n")
+    print("| system | half | " + " | ".join(f"all@{b} | share@{b}" for b in BUDGETS) + " |")
+    print("|---|---|" + "---|---|" * len(BUDGETS))
+    report["answers"] = {}
+    for system in packed:
+        for half in ("all", *sorted(set(packed_halves))):
+            row = {}
+            for b in BUDGETS:
+                vals = [v for v, h in zip(packed[system][b], packed_halves) if half in ("all", h)]
+                row[f"all@{b}"] = sum(v["all"] for v in vals) / len(vals) if vals else float("nan")
+                row[f"share@{b}"] = sum(v["share"] for v in vals) / len(vals) if vals else float("nan")
+            report["answers"][f"{system} {half}"] = row
+            print(f"| {system} | {half} | " + " | ".join(f"{v:.3f}" for v in row.values()) + " |")
     args.out.mkdir(parents=True, exist_ok=True)
     out_json = args.out / f"locomo-{args.mode}.json"
     out_json.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

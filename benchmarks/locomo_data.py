@@ -27,6 +27,7 @@ class Question:
     text: str
     category: int
     evidence: set[str]
+    answer: str = ""  # the gold answer ("" for adversarial questions, which have none)
 
 
 @dataclass
@@ -64,6 +65,7 @@ def load(path: Path = DEFAULT_PATH) -> list[Conversation]:
                 if t.get("blip_caption"):
                     text += f" [shares a photo: {t['blip_caption']}]"
                 turns.append(Turn(t["dia_id"], key, t["speaker"], text, at))
-        questions = [Question(q["question"], q["category"], evidence_ids(q.get("evidence", []))) for q in conv["qa"]]
+        questions = [Question(q["question"], q["category"], evidence_ids(q.get("evidence", [])),
+                              str(q.get("answer", ""))) for q in conv["qa"]]
         out.append(Conversation(conv["sample_id"], turns, questions))
     return out
