@@ -16,6 +16,7 @@ from ..text import STOPWORDS, keywords, segment
 from ..text.tokens import scripts_apart
 from .scoring import specificity
 
+
 class Walk:
     """The query's entities and their relation neighbourhood: entity -> hop, graph score and
     the step that reached it. A named entity's evidence is its specificity in the namespace
@@ -163,7 +164,8 @@ _BRIDGE_PAIRS = 200  # (node, entity) pairs read per layer for them
 
 
 def _text(rec: Any) -> str:
-    return " ".join(str(getattr(rec, "content", None) or getattr(rec, "text", None) or getattr(rec, "summary", "")).split())
+    said = getattr(rec, "content", None) or getattr(rec, "text", None) or getattr(rec, "summary", "")
+    return " ".join(str(said).split())
 
 
 def _quote(rec: Any) -> str:
@@ -193,7 +195,7 @@ _SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f]")
 
 
 _PREDICATE_COS = 0.7  # a relation means a query word from this cosine (sister: 姐姐 0.79, sibling 0.80, daughter 0.66)
-_WORD_VECTORS: dict[str, np.ndarray] = {}  # word -> its vector, for relation names and query words
+_WORD_VECTORS: dict[tuple[str, str], np.ndarray] = {}  # (embedder, word) -> its vector: relation names, query words
 _WORD_CACHE = 4096
 
 
@@ -210,10 +212,13 @@ def _named_relations(query: str, predicates: set[str], embedder: Embedder | None
     if not (embedder and words and rest):
         return named
     phrases = {p: " ".join(p.replace("_", " ").split()) for p in rest}
-    missing = [t for t in dict.fromkeys([*words, *phrases.values()]) if t not in _WORD_VECTORS]
+    model = getattr(embedder, "name", type(embedder).__name__)
+    vec = {t: _WORD_VECTORS.get((model, t)) for t in dict.fromkeys([*words, *phrases.values()])}
+    missing = [t for t, v in vec.items() if v is None]
     if missing:
         if len(_WORD_VECTORS) + len(missing) > _WORD_CACHE:
             _WORD_VECTORS.clear()
-        _WORD_VECTORS.update(zip(missing, embedder.embed(missing)))
-    q = np.stack([_WORD_VECTORS[w] for w in words])
-    return named | {p for p, text in phrases.items() if float(np.max(q @ _WORD_VECTORS[text])) >= _PREDICATE_COS}
+        for t, v in zip(missing, embedder.embed(missing)):
+            vec[t] = _WORD_VECTORS[(model, t)] = v
+    q = np.stack([vec[w] for w in words])
+    return named | {p for p, text in phrases.items() if float(np.max(q @ vec[text])) >= _PREDICATE_COS}
