@@ -118,6 +118,10 @@ class Recaller:
         query_vector: np.ndarray | None = None,
     ) -> RecallResult:
         now = now or utcnow()
+        if any(t is not None and t.tzinfo is None for t in (filter.asked_at, filter.as_of)):
+            # ``model_copy(update=...)``, the documented way to set them, skips validation: a
+            # naive time is read as UTC here as everywhere (it raised a naive-vs-aware TypeError)
+            filter = RecallFilter.model_validate(filter.model_dump())
         statuses = filter.statuses()
         timings: dict[str, float] = {}
         t0 = time.perf_counter()

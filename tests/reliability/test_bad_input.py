@@ -201,3 +201,19 @@ def test_a_turn_whose_derived_names_break_a_limit_is_enriched_without_them_and_t
     gmem.add_messages("s", ["Later turn about Faro."], wait=False)
     gmem.flush()
     assert gmem.pending() == 0
+
+
+def test_naive_times_set_the_documented_way_are_read_as_utc(gmem):
+    """``RecallFilter.DEFAULT.model_copy(update=...)`` skips validation: a naive ``asked_at`` or
+    ``as_of`` is read as UTC, as everywhere else, instead of raising a naive-vs-aware TypeError."""
+    from datetime import datetime, timezone
+
+    from graphmem.settings import RecallFilter
+
+    gmem.remember("Ana moved to Porto last spring")
+    at, utc_at = datetime(2030, 1, 1), datetime(2030, 1, 1, tzinfo=timezone.utc)
+    naive = RecallFilter.READ_ONLY.model_copy(update={"asked_at": at, "as_of": at})
+    aware = RecallFilter.READ_ONLY.model_copy(update={"asked_at": utc_at, "as_of": utc_at})
+    got = gmem.recall("Where did Ana move?", k=3, filter=naive)
+    assert [h.item.id for h in got] == [h.item.id for h in gmem.recall("Where did Ana move?", k=3, filter=aware)]
+    assert got and "Porto" in got[0].text
