@@ -120,7 +120,8 @@ class Walk:
         if not found:
             return {}
         names = {e: names[e] for e in found}
-        counts = self.store.mention_counts(self.namespace, list(names))
+        off_path = [e for e in names if not found[e][4]]  # the question's own path needs no counts
+        counts = self.store.mention_counts(self.namespace, off_path) if off_path else {}
         weight = {e: 1.0 if found[e][4] else self.decay * specificity(counts.get(e, 0), self.size) for e in names}
         chosen = sorted((e for e in names if found[e][4] or weight[e] >= self.decay * _BRIDGE_SPECIFICITY),
                         key=lambda e: (-weight[e], found[e][0], e))[:_BRIDGES]
