@@ -36,6 +36,8 @@ sys.path.insert(0, str(ROOT))
 from graphmem import Memory  # noqa: E402
 from graphmem.extract.checks import is_past_or_changed  # noqa: E402
 from graphmem.extract.extractors import Completion, Extractor, copies_an_example  # noqa: E402
+from graphmem.extract.people import relation_of  # noqa: E402
+from graphmem.models import EdgeType  # noqa: E402
 from graphmem.scripts import RecordingExtractor, Recordings  # noqa: E402
 from graphmem.settings import Settings  # noqa: E402
 
@@ -194,12 +196,13 @@ def messages(turns: list, start: datetime, session: str) -> list[dict]:
 
 
 def ingest(mem: Memory, recordings: CostedRecordings, ns: str, session: str, turns: list, start: datetime,
-           cost: Cost | None) -> None:
+           cost: Cost | None) -> list[dict]:
     used = set(recordings.used)
     mem.add_messages(session, messages(turns, start, session), namespace=ns)
     entries = mem.extract(namespace=ns)
     if cost is not None:
         cost.add(entries, len(turns), recordings, used)
+    return entries
 
 
 # the windows ------------------------------------------------------------------------------
@@ -214,6 +217,9 @@ class WindowScore:
     leaks: int = 0
     contradicted: int = 0
     lang_kept: int = 0
+    false_drops: int = 0  # memories a check dropped that state a required fact (its keys, none of its wrong ones)
+    relations: int = 0
+    relations_found: int = 0
     unnamed: int = 0
     procedures_expected: int = 0
     procedures_found: int = 0
@@ -227,11 +233,37 @@ class WindowScore:
         return self
 
 
-def score_window(w: dict, memories: list, procedures: list) -> WindowScore:
+def states(f: dict, hay: str) -> bool:
+    return matches(hay, f["keys"]) and not matches(hay, f.get("wrong") or [])
+
+
+def related(expected: list, edges: list[tuple[str, str, str]], people: dict[str, list[str]]) -> bool:
+    """An edge ``from -relation-> to`` whose ends name the two people (a name or an alias) and
+    whose predicate is one of the relation's words or names the same relation (boss: manager)."""
+    owner, words, target = expected
+    wanted = {w.casefold() for w in words} | {relation_of(w) for w in words} - {None}
+
+    def names(person: str, name: str) -> bool:
+        return any(name.casefold() == a.casefold() for a in [person, *people.get(person, [])])
+
+    return any(names(owner, a) and names(target, b) and (p.casefold() in wanted or relation_of(p) in wanted
+                                                         or any(x in wanted for x in p.casefold().split("_")))
+               for a, p, b in edges)
+
+
+def score_window(w: dict, memories: list, procedures: list, dropped: list[dict] = (),
+                 edges: list[tuple[str, str, str]] = ()) -> WindowScore:
     s = WindowScore()
     people = w.get("people") or {}
     required = [f for f in w["facts"] if not f.get("optional")]
     s.facts = len(required)
+    for d in dropped:
+        if any(states(f, d["text"].casefold()) for f in required):
+            s.false_drops += 1
+            s.errors.append(f"{w['id']}: dropped ({d['why']}): {d['text']}")
+    for r in w.get("relations") or []:
+        s.relations += 1
+        s.relations_found += related(r, list(edges), people)
     for f in required:
         hit = any(matches(haystack(m), f["keys"]) and not matches(haystack(m), f.get("wrong") or []) for m in memories)
         s.found += hit
@@ -246,7 +278,10 @@ def score_window(w: dict, memories: list, procedures: list) -> WindowScore:
             s.errors.append(f"{w['id']}: copies an example: {m.text}")
             continue
         s.lang_kept += language_kept(m.text, w["lang"])
-        fact = next((f for f in w["facts"] if matches(hay, f["keys"])), None)
+        # a memory that states two facts ("豆豆是只三岁的柯基" names the dog of "蒋欣's dog is 豆豆")
+        # is scored against the one about the person its subject names
+        stated = [f for f in w["facts"] if matches(hay, f["keys"])]
+        fact = next((f for f in stated if f["about"] == who(m.subject, people)), stated[0] if stated else None)
         if fact is not None:
             wrong = any(matches(hay, [g]) for g in groups(fact.get("wrong") or []))
             subject = who(m.subject, people)
@@ -284,11 +319,19 @@ def run_windows(mem: Memory, recordings: CostedRecordings, windows: list[dict]) 
     for i, w in enumerate(windows):
         ns = f"w-{w['id']}"
         score, cost = out[w["lang"]]
-        ingest(mem, recordings, ns, w["id"], w["turns"], T0 + timedelta(days=i), cost)
+        entries = ingest(mem, recordings, ns, w["id"], w["turns"], T0 + timedelta(days=i), cost)
         memories = mem.list("memory", namespace=ns, status="active", limit=1000)
         procedures = mem.list("procedure", namespace=ns, limit=100)
-        score += score_window(w, memories, procedures)
+        dropped = [d for e in entries for d in e.get("dropped", [])]
+        score += score_window(w, memories, procedures, dropped, relation_edges(mem, ns))
     return dict(out)
+
+
+def relation_edges(mem: Memory, ns: str) -> list[tuple[str, str, str]]:
+    """(source name, predicate, target name) of every relation edge of a namespace."""
+    names = {e.id: e.name for e in mem.list("entity", namespace=ns, limit=1000)}
+    return [(names.get(e.source, ""), e.key, names.get(e.target, ""))
+            for e in mem.store.edges(ns, list(names), types=[EdgeType.RELATES_TO], direction="out")]
 
 
 # the conflicts ----------------------------------------------------------------------------
@@ -365,8 +408,8 @@ def windows_table(results: dict[str, tuple[WindowScore, Cost]]) -> list[str]:
     rows = ["| language | windows | facts | recall | memories | precision | attribution errors | non-facts | "
             "example leaks | wrong (tense, diet) | language kept | unnamed subject | procedures found | "
             "procedures invented | first reply usable | calls | CPU s/window | CPU s per 1,000 msgs | "
-            "prompt tok/call | output tok/call | dropped ungrounded |",
-            "|" + "---|" * 21]
+            "prompt tok/call | output tok/call | dropped by a check | false drops | relations found |",
+            "|" + "---|" * 23]
     for lang, (s, c) in sorted(results.items()):
         rows.append(
             f"| {lang} | {c.windows} | {s.facts} | {ratio(s.found, s.facts)} | {s.memories} | "
@@ -374,7 +417,8 @@ def windows_table(results: dict[str, tuple[WindowScore, Cost]]) -> list[str]:
             f"{ratio(s.lang_kept, s.memories)} | {s.unnamed} | {s.procedures_found}/{s.procedures_expected} | "
             f"{s.procedures_invented} | {ratio(c.first_try_valid, c.sent)} | {c.calls} | {c.cpu / c.windows:.1f} | "
             f"{1000 * c.cpu / c.messages:.0f} | {ratio(c.prompt_tokens, c.calls)} | {ratio(c.output_tokens, c.calls)} | "
-            f"{c.dropped} |")
+            f"{c.dropped} | {s.false_drops} ({ratio(s.false_drops, s.facts)}) | "
+            f"{s.relations_found}/{s.relations} |")
     return rows
 
 

@@ -35,10 +35,14 @@ def test_the_set_is_big_enough_bilingual_and_well_formed():
             assert {"about", "s", "p", "o", "text", "keys"} <= set(f), (w["id"], f)
             assert f["about"] in w["people"], (w["id"], f["about"])
             assert matches(f["text"].casefold() + " " + f["o"].casefold(), f["keys"]), (w["id"], f["text"])
+    crossing = [w for w in windows if "crosslingual" in w["tags"]]
+    assert min(collections.Counter(w["lang"] for w in crossing).values()) >= 4 and len(crossing) >= 9
+    relations = [(w, r) for w in windows for r in w.get("relations") or []]
+    assert len(relations) >= 6 and all(r[0] in w["people"] and r[2] in w["people"] and r[1] for w, r in relations)
     cases = [c for c in conflicts["cases"] if not c.get("heldout")]
     assert len(cases) >= 40 and {c["kind"] for c in cases} == {"change", "coexist", "supplement", "restate"}
     assert collections.Counter(conflicts["people"][c["person"]]["lang"] for c in cases) == {"en": 20, "zh": 20}
-    for batch, size in ((True, 7), (2, 5)):  # written after the rules: reported apart
+    for batch, size in ((True, 7), (2, 5), (3, 20)):  # written after the rules: reported apart
         heldout = [c for c in conflicts["cases"] if c.get("heldout") == batch and type(c.get("heldout")) is type(batch)]
         assert collections.Counter(conflicts["people"][c["person"]]["lang"] for c in heldout) == {"en": size, "zh": size}
 
@@ -53,6 +57,13 @@ def test_the_matching_rule():
     people = {"Ben": ["Ben"], "Clara": ["Clara", "wife"]}
     assert who("Ben's wife", people) == "Clara" and who("Ben", people) == "Ben" and who("the user", people) is None
     assert who("AI assistant", people) == "assistant"
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    from graphmem.embed import make_embedder
+
+    return make_embedder("use")
 
 
 def turns(*pairs):
@@ -70,7 +81,37 @@ def test_facts_must_be_grounded_in_their_window():
     assert "object" in grounded("Raj", "nuts", "Raj is allergic to nuts", window)
     chinese = turns(("王芳", "我喜欢喝茉莉花茶，不喝咖啡。"))
     assert grounded("王芳", "茉莉花茶", "王芳喜欢喝茉莉花茶", chinese) is None
-    assert grounded("王芳", "jasmine tea", "Wang Fang likes jasmine tea", chinese) is not None  # not in her words
+    assert grounded("王芳", "jasmine tea", "Wang Fang likes jasmine tea", chinese) is not None  # as written: not hers
+
+
+def test_a_fact_is_grounded_in_either_language(embedder):
+    """A fact that names in one script what its window says in the other stands (issue 46, part
+    3): pinyin for names and places, one table for months, weekdays and numbers, the embedder's
+    cross-lingual similarity for the rest; what the window does not say is still dropped."""
+    from graphmem.text.crosslingual import Across, glosses
+
+    across = Across(embedder)
+    window = turns(("Alice", "我下个月要去上海参加一个数据工程大会。一月份我还要去北京出差。"),
+                   ("assistant", "听起来很棒！"), ("陆远", "我的上司是周敏，她住在静安区，养了两只猫。"))
+    for subject, obj, text in (("Alice", "Shanghai", "Alice is going to Shanghai next month"),
+                               ("Alice", "data engineering conference", "Alice will attend a data engineering conference"),
+                               ("Alice", "January", "Alice has a business trip to Beijing in January"),
+                               ("Zhou Min", "Jing'an District", "Zhou Min lives in Jing'an District"),
+                               ("Lu Yuan", "Zhou Min", "Lu Yuan's boss is Zhou Min"),
+                               ("周敏", "two cats", "周敏 has two cats")):
+        assert grounded(subject, obj, text, window, across) is None, text
+        assert grounded(subject, obj, text, window) is not None, text  # as written, it is not there
+    for subject, obj, text in (("Alice", "Alibaba Cloud", "Alice is a software engineer at Alibaba Cloud"),
+                               ("Alice", "Shenzhen", "Alice lives in Shenzhen"), ("Alice", "March", "Alice flies in March"),
+                               ("Wang Lei", "Beijing", "Wang Lei travels to Beijing")):  # 王磊 is nowhere
+        assert grounded(subject, obj, text, window, across) is not None, text
+    english = turns(("Li Na", "My manager is Zhou Min and she lives in Shanghai."), ("Sam", "I'm flying to 北京 on Friday."))
+    assert grounded("Li Na", "周敏", "Li Na的上司是周敏", english, across) is None
+    assert grounded("李娜", "上海", "李娜住在上海", english, across) is None  # Li Na, as her name is read
+    assert grounded("张伟", "上海", "张伟住在上海", english, across) is not None  # no Zhang Wei there
+    assert grounded("Sam", "星期五", "Sam星期五去北京", english, across) is None
+    assert grounded("王芳", "jasmine tea", "Wang Fang likes jasmine tea", turns(("王芳", "我喜欢喝茉莉花茶。")), across) is None
+    assert glosses("一月份和周五，两个人") == {"month:1", "day:5", "n:2"} == glosses("January, Friday, two")
 
 
 def test_a_fact_whose_object_is_its_subject_or_a_pronoun_says_nothing():
@@ -93,6 +134,48 @@ def test_a_latin_key_word_is_found_only_where_a_word_starts():
     assert grounded("Emily", "paint", "Emily likes to paint", window) is None
     mixed = turns(("李雷", "我周末用AI画画。"))
     assert grounded("李雷", "AI", "李雷用AI画画", mixed) is None  # a Han character ends a Latin word
+
+
+def test_a_memory_said_to_the_user_is_about_the_user():
+    from graphmem.extract.people import addressed
+
+    assert addressed("Your boss is Zhou Min", "Your boss", "陆远") == ("陆远's boss is Zhou Min", "陆远's boss")
+    assert addressed("You work in Hangzhou and you're happy", "you", "Lu Yuan") == (
+        "Lu Yuan works in Hangzhou and Lu Yuan is happy", "Lu Yuan")
+    assert addressed("You go by bike", "You", "Ana") == ("Ana goes by bike", "Ana")
+    assert addressed("You have two cats", None, "Ana") == ("Ana has two cats", None)
+    assert addressed("你的上司是周敏", "你的上司", "陆远") == ("陆远的上司是周敏", "陆远的上司")
+    assert addressed("你在杭州工作", "你", "陆远") == ("陆远在杭州工作", "陆远")
+    assert addressed("Li Na thanks you", "Li Na", "Li Na") == ("Li Na thanks you", "Li Na")  # not said to her
+    assert addressed("Your boss is Zhou Min", "you", None) == ("Your boss is Zhou Min", "you")  # no one to name
+
+
+def test_relations_between_people_and_whom_a_memory_is_about():
+    from graphmem.extract.people import Tie, about_whom, relation_of, ties
+    from graphmem.extract.schema import ExtractedMemory
+
+    names = ["Li Na", "Zhou Min", "Lena", "Tom Keller", "Sam", "Mei", "陆远", "周敏", "Priya", "Arjun"]
+    assert ties("Li Na's manager is Zhou Min", names) == [Tie("Li Na", "manager", "Zhou Min")]
+    assert ties("Zhou Min is Li Na's boss", names) == [Tie("Li Na", "manager", "Zhou Min")]
+    assert ties("Lena's boss Tom Keller prefers email", names) == [Tie("Lena", "manager", "Tom Keller", on_target=True)]
+    assert ties("Sam is flying to Beijing to see his sister Mei", names, "Sam") == [Tie("Sam", "sister", "Mei")]
+    assert ties("陆远的上司是周敏", names) == [Tie("陆远", "manager", "周敏")]
+    assert ties("周敏是陆远的领导", names) == [Tie("陆远", "manager", "周敏")]
+    assert ties("陆远的上司周敏讨厌开会", names) == [Tie("陆远", "manager", "周敏", on_target=True)]
+    assert ties("Li Na likes Zhou Min's cooking", names) == [] and relation_of("老公") == relation_of("husband")
+
+    def m(text, s, p, o):
+        return ExtractedMemory(text=text, subject=s, predicate=p, object=o)
+
+    out = about_whom([m("Priya's husband Arjun works at Infosys", "Priya", "works_at", "Infosys"),
+                      m("Lena's boss Tom Keller prefers email", "Lena", "prefers", "Tom Keller"),
+                      m("陆远的上司是周敏", "陆远", "supervisor", "周敏"),
+                      m("陆远的上司讨厌周五下午开会", "陆远", "dislikes", "周五下午开会"),
+                      m("Priya's mother runs a shop", "Priya", "runs", "shop"),
+                      m("Priya's husband Arjun and I share a flat", "Priya", "spouse", "Arjun")], names)
+    assert [(x.subject, x.object) for x, _ in out] == [("Arjun", "Infosys"), ("Tom Keller", None), ("陆远", "周敏"),
+                                                        ("周敏", "周五下午开会"), ("Priya", "shop"), ("Priya", "Arjun")]
+    assert [len(t) for _, t in out] == [1, 1, 1, 0, 0, 1]  # a memory of the relation itself stays its owner's
 
 
 def test_the_assistants_words_are_not_the_users_unless_taken_up():
@@ -293,12 +376,16 @@ def recorded():
 
 
 FLOORS = {  # what the recorded run reached (README: "Extraction quality"); a change that lowers one fails
-    "en": {"recall": 0.84, "precision": 0.97, "attribution": 0, "language": 1.0, "sup_precision": 1.0, "sup_recall": 1.0},
-    "zh": {"recall": 0.9, "precision": 0.89, "attribution": 4, "language": 0.95, "sup_precision": 1.0, "sup_recall": 1.0},
+    "en": {"recall": 0.87, "precision": 0.96, "attribution": 0, "language": 1.0, "sup_precision": 1.0, "sup_recall": 1.0,
+           "false_drops": 0, "relations": 4},
+    "zh": {"recall": 0.91, "precision": 0.92, "attribution": 3, "language": 0.98, "sup_precision": 1.0, "sup_recall": 1.0,
+           "false_drops": 0, "relations": 1},
     "en held out": {"sup_precision": 1.0, "sup_recall": 1.0},
     "zh held out": {"sup_precision": 1.0, "sup_recall": 0.5},
     "en held out 2": {"sup_precision": 1.0, "sup_recall": 0.66},
     "zh held out 2": {"sup_precision": 1.0, "sup_recall": 0.5},
+    "en held out 3": {"sup_precision": 1.0, "sup_recall": 0.21},  # issue 46's batch as first asked
+    "zh held out 3": {"sup_precision": 0.8, "sup_recall": 0.25},
 }
 
 
@@ -311,11 +398,48 @@ def test_recorded_evaluation_holds_its_figures(recorded):
         assert s.lang_kept / s.memories >= floor["language"], lang
         assert s.leaks == 0, s.errors  # no stored memory copies the prompt's examples
         assert s.procedures_found == s.procedures_expected and s.procedures_invented == 0, lang
-        assert cost.sent == 30 and cost.first_try_valid >= cost.sent - 1
+        assert s.false_drops <= floor["false_drops"], (lang, s.errors)  # a true fact dropped by a check
+        assert s.relations_found >= floor["relations"], lang
+        assert cost.sent == 36 and cost.first_try_valid >= cost.sent - 1
     for lang, (c, _) in recorded["conflicts"].items():
         floor = FLOORS[lang]
-        size = 5 if lang.endswith("held out 2") else 7 if "held out" in lang else 20
+        size = 5 if lang.endswith("held out 2") else 7 if lang.endswith("held out") else 20
         assert c.cases == size and c.kept_violations == 0, c.notes
         assert c.changes >= {5: 2, 7: 4, 20: 9}[size], c.notes
         assert c.retired_right / max(c.retired, 1) >= floor["sup_precision"], c.notes
         assert c.replaced / c.changes >= floor["sup_recall"], c.notes
+
+
+def test_facts_across_languages_and_between_people_on_both_backends(backend, tmp_path):
+    """Labelled windows on the model's recorded replies, through the whole pipeline of each
+    backend: a fact written in the other script is kept, a relation between people is an edge,
+    a memory about the boss is the boss's, and a Chinese window keeps Chinese memories."""
+    from datetime import timedelta
+
+    from benchmarks.extraction_quality import RECORDED, T0, messages, related, relation_edges
+    from graphmem.settings import Settings
+    from tests.conftest import make_memory
+    from tests.replay import ReplayExtractor
+
+    windows = load()[0]
+    at = {w["id"]: i for i, w in enumerate(windows)}
+    with make_memory(backend, tmp_path, settings=Settings(extraction="manual"), extractor=ReplayExtractor(RECORDED)) as mem:
+        for wid in ("zh-31", "en-33", "en-36", "zh-32"):
+            w = windows[at[wid]]
+            mem.add_messages(wid, messages(w["turns"], T0 + timedelta(days=at[wid]), wid), namespace=wid)
+            mem.extract(namespace=wid)
+
+        def said(ns):
+            return {m.text: m for m in mem.list("memory", namespace=ns, status="active", limit=100)}
+
+        assert related(["陆远", ["manager"], "周敏"], relation_edges(mem, "zh-31"), {})  # the model said 'supervisor'
+        assert said("zh-31")["陆远的上司讨厌周五下午开会"].subject == "周敏"  # the boss, once the window names her
+        assert related(["Sam", ["sister"], "Mei"], relation_edges(mem, "en-33"), {})
+        assert "Sam is flying to Beijing in March to see his sister Mei" in said("en-33")  # the window says 北京
+        assert related(["Lena", ["manager"], "Tom Keller"], relation_edges(mem, "en-36"), {})
+        assert said("en-36")["Lena's boss Tom Keller prefers email"].subject == "Tom Keller"
+        chinese = said("zh-32")
+        assert chinese and all(language_kept(t, "zh") for t in chinese), list(chinese)  # the user is Alice: still Chinese
+        for ns in ("zh-31", "en-33", "en-36", "zh-32"):
+            for ep in mem.list("episode", namespace=ns, limit=10):
+                assert not ep.summary.endswith(" messages"), ep.summary

@@ -17,7 +17,8 @@ import re
 from collections.abc import Sequence
 
 from ..models import Message
-from ..text import keywords, stem
+from ..text import STOPWORDS, keywords, segment, stem
+from ..text.crosslingual import Across
 
 SELF = frozenset({"i", "me", "myself", "user", "the user", "speaker", "the speaker", "我", "我自己", "用户", "本人"})
 
@@ -149,35 +150,56 @@ def resolve_subject(subject: str | None, speaker: str | None) -> str | None:
     return subject
 
 
-def _occurs(term_keywords: Sequence[str], window_keywords: set[str], window_text: str) -> float:
+def _occurs(term_keywords: Sequence[str], window_kw: set[str], window_text: str, across: Across | None = None,
+            term: str = "", raw: str = "") -> float:
     """The share of a term's keywords found in the window: as keywords, or in its text, a
     Chinese one anywhere (segmentation differs between a phrase and its sentence) and any
-    other at the start of a word (a stem: "paint" in "painting"; "ai" is not in "painting")."""
+    other at the start of a word (a stem: "paint" in "painting"; "ai" is not in "painting").
+    With ``across``, a word the window does not have as written may be named there in the
+    other script ("Shanghai" for 上海, 周敏 for "Zhou Min", "January" for 一月份): then the
+    term's words are counted as written, not stemmed (pinyin and the embedder read words)."""
     if not term_keywords:
         return 1.0
-    found = sum(1 for k in term_keywords if k in window_keywords or (
-        k in window_text if HAN_RUN.search(k) else re.search(rf"(?<![a-z0-9]){re.escape(k)}", window_text)))
-    return found / len(term_keywords)
+
+    def found(k: str) -> bool:
+        return k in window_kw or (k in window_text if HAN_RUN.search(k)
+                                  else re.search(rf"(?<![a-z0-9]){re.escape(k)}", window_text) is not None)
+
+    share = sum(map(found, term_keywords)) / len(term_keywords)
+    if across is None or share >= 0.5:
+        return share
+    words = [w for w in dict.fromkeys(segment(term)) if w not in STOPWORDS and (len(w) > 1 or HAN_RUN.match(w))]
+    if len(words) > 1 and across.finds(term, raw):  # "jasmine tea" is 茉莉花茶 whole, not word by word
+        return 1.0
+    names = {w.casefold() for w in re.findall(r"(?<![\w'])[A-Z][\w']*", term)}  # parts of a name: one syllable may match
+    hits = sum(1 for w in words if found(stem(w)) or across.finds(w, raw, name=w in names))
+    return max(share, hits / len(words)) if words else share
 
 
-def grounded(subject: str | None, obj: str | None, text: str, msgs: Sequence[Message]) -> str | None:
+def grounded(subject: str | None, obj: str | None, text: str, msgs: Sequence[Message],
+             across: Across | None = None) -> str | None:
     """Why a fact is not grounded in its window, or None when it is: its subject must be a
     speaker or named in the window (or be "I"/"the user"), and at least half the key words of
-    its object (of its text, without the subject, when it has no object) must occur there."""
+    its object (of its text, without the subject, when it has no object) must occur there, in
+    either language when ``across`` is given (a Chinese window's fact written in English)."""
     speakers = {(m.speaker or "").casefold() for m in msgs}
+    raw = " ".join([*(m.speaker or "" for m in msgs), *(m.content for m in msgs)])
     window_text = " ".join([*speakers, *(m.content for m in msgs)]).casefold()  # a speaker is named by speaking
     window_kw = set(keywords(" ".join(speakers))).union(*(set(m.keywords or keywords(m.content)) for m in msgs))
+
+    def share(term: str, keys: Sequence[str] | None = None) -> float:
+        return _occurs(keywords(term) if keys is None else keys, window_kw, window_text, across, term, raw)
+
     if subject and subject.strip().casefold() not in SELF | speakers:
-        words = keywords(subject)
-        if words and _occurs(words, window_kw, window_text) == 0:
+        if keywords(subject) and share(subject) == 0:
             return f"subject {subject!r} is not in the window"
+    rest = " ".join(w for w in segment(text) if w not in set(segment(subject or "")))  # its text, without the subject
     words = sorted(set(keywords(text)) - set(keywords(subject or "")))
-    if obj and _occurs(keywords(obj), window_kw, window_text) < 0.5 and (
-            HAN_RUN.search(obj) or not HAN_RUN.search(text) or _occurs(words, window_kw, window_text) < 0.5):
+    if obj and share(obj) < 0.5 and (HAN_RUN.search(obj) or not HAN_RUN.search(text) or share(rest, words) < 0.5):
         # a Chinese fact's object written as an English label ('lactose_intolerance', 'none')
         # stands when the fact's own words are the window's
         return f"object {obj!r} not in the window"
-    if not obj and _occurs(words, window_kw, window_text) < 0.5:
+    if not obj and share(rest, words) < 0.5:
         return "its words not in the window"
     return None
 

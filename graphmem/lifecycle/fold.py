@@ -12,10 +12,13 @@ import numpy as np
 from ..extract.checks import (adds_a_value, grounded, kept_terms, replaced_terms, resolve_subject, says_nothing,
                               speaker_of, unconfirmed_assistant_words)
 from ..extract.extractors import copies_an_example
+from ..extract.people import Tie, about_whom, addressed, relation_of
 from ..extract.schema import ExtractedMemory, Extraction, reads_like_a_workflow
-from ..models import (SOURCE_CONFIDENCE, Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, Session, Source,
-                      Status, utcnow)
+from ..models import (SOURCE_CONFIDENCE, Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, RelationIn, Session,
+                      Source, Status, utcnow)
 from ..text import keywords, normalise_name
+from ..text.crosslingual import Across
+from ..text.entities import is_noise_name
 from ..text.tokens import spaced
 from ..text.when import time_span
 from .builders import GraphBuilder, ModelIn, SpeakerIn, TaggedIn
@@ -80,22 +83,28 @@ class WindowFolder:
         named.update({normalise_name(m.speaker): SpeakerIn(name=m.speaker, type="person")
                       for m in msgs if m.role != "assistant" and m.speaker})
         workflow = reads_like_a_workflow(msgs)
-        procedures = [p for p in extraction.procedures if workflow and grounded(None, p.task, p.task, msgs) is None]
+        across = Across(embedder)  # a fact may name in one language what its window says in the other
+        procedures = [p for p in extraction.procedures if workflow and grounded(None, p.task, p.task, msgs, across) is None]
         taught = [(p.task, p.steps) for p in procedures]
         admitted = []
         users = [x for x in msgs if x.role != "assistant"]  # what the user's own turns say is never the assistant's
         for m in extraction.memories:
             turns = source_turns(m, msgs)
-            m = m.model_copy(update={"subject": resolve_subject(m.subject, speaker_of(turns) or speaker_of(msgs))})
+            user = speaker_of(turns) or speaker_of(msgs)
+            text, subject = addressed(m.text, resolve_subject(m.subject, user), user)  # "Your boss is ..." is the user's
+            m = m.model_copy(update={"text": text, "subject": subject})
             copied = copies_an_example(m.text, " ".join(f"{x.speaker}: {x.content}" for x in msgs))
             why = (f"copies the prompt's example {copied!r}" if copied
-                   else "the assistant's words, not taken up by the user" if _assistant_words(m, turns, msgs, users)
-                   else says_nothing(m.subject, m.object, m.text) or grounded(m.subject, m.object, m.text, msgs))
+                   else "the assistant's words, not taken up by the user" if _assistant_words(m, turns, msgs, users, across)
+                   else says_nothing(m.subject, m.object, m.text) or grounded(m.subject, m.object, m.text, msgs, across))
             if why:
                 out.report["dropped"].append({"text": m.text, "why": why})
             elif m.importance >= settings.admission_threshold and not restates_a_step(m.text, m.subject, taught):
                 admitted.append((m, turns))
-        inputs = [_memory_input(m, turns, named) for m, turns in admitted]
+        people = [e.name for e in named.values()] + [n for m, _ in admitted for n in (m.subject, m.object) if n]
+        resolved = about_whom([m for m, _ in admitted], [n for n in dict.fromkeys(people) if not is_noise_name(n)])
+        admitted = [(r, turns) for (_, turns), (r, _) in zip(admitted, resolved)]
+        inputs = [_memory_input(m, turns, named, ts) for (m, turns), (_, ts) in zip(admitted, resolved)]
         replaces = [replaced_terms(turns) for _, turns in admitted]
         additive = [adds_a_value(turns) for _, turns in admitted]
         vecs = embedder.embed([i.text for i in inputs]) if inputs else np.zeros((0, embedder.dim))
@@ -173,8 +182,9 @@ class WindowFolder:
 
         # a reply that stopped after its memories has no episode sentence: the memories say what the
         # window brought (not the reasoning line, which in 17 of 132 such replies of the labelled
-        # set copied the prompt's example, "... teaches a workflow and states a fact")
-        summary = extraction.episode or "; ".join(m.text for m in admitted[:3]) or f"{len(msgs)} messages"
+        # set copied the prompt's example, "... teaches a workflow and states a fact"); one with
+        # neither is what the user said, never only how many messages there were
+        summary = extraction.episode or "; ".join(m.text for m in admitted[:3]) or _what_was_said(msgs)
         episode, ep_edges = self.builder.episode(namespace, summary, session.id, msgs, list(dict.fromkeys(produced)),
                                                  max([m.importance for m in admitted], default=0.3),
                                                  SOURCE_CONFIDENCE[Source.inferred])  # the model's reading of the window
@@ -279,10 +289,12 @@ def _swapped(text: str, was: str, now: str) -> str:
     return re.sub(re.escape(was), lambda _: now, text, count=1, flags=re.IGNORECASE)
 
 
-def _memory_input(m: ExtractedMemory, turns: list[Message], named: dict[str, EntityIn]) -> MemoryIn:
+def _memory_input(m: ExtractedMemory, turns: list[Message], named: dict[str, EntityIn], ties: list[Tie]) -> MemoryIn:
     """An extracted memory as a write input: its entities as the window names them (each with
-    its evidence: NER, the model, a speaker), its provenance the turns it comes from, valid from
-    the past time it states ("since last month", "三个月前") or else from when it was said."""
+    its evidence: NER, the model, a speaker), the relations it states between people as edges
+    ("Li Na's manager is Zhou Min": Li Na -manager-> Zhou Min), its provenance the turns it
+    comes from, valid from the past time it states ("since last month", "三个月前") or else from
+    when it was said."""
     ends = {normalise_name(n) for n in (m.subject, m.object) if n}
     text = m.text.casefold()
     entities = [named.get(normalise_name(n)) or ModelIn(name=n) for n in (m.subject, m.object) if n]
@@ -296,8 +308,21 @@ def _memory_input(m: ExtractedMemory, turns: list[Message], named: dict[str, Ent
     return MemoryIn(
         text=spaced(m.text), category=m.kind, subject=m.subject, predicate=m.predicate, object=m.object,
         importance=m.importance, source=m.source, entities=list(unique.values()),
+        relations=[RelationIn(source=t.owner, predicate=t.relation, target=t.target) for t in ties
+                   if not (t.owner, t.target) == (m.subject, m.object) or relation_of(m.predicate or "") != t.relation],
         source_message_ids=[x.id for x in turns], valid_at=span[0] if span and span[1] <= said_at else said_at,
     )
+
+
+EPISODE_CHARS = 200
+
+
+def _what_was_said(msgs: list[Message]) -> str:
+    """An episode's summary when the model gave none and stored nothing: the user's turns, as
+    said ("陆远: 我在杭州工作，住在西湖区 ..."), up to ``EPISODE_CHARS``."""
+    said = " / ".join(f"{m.speaker or m.role}: {' '.join(m.content.split())}" for m in msgs if m.role != "assistant")
+    said = said or " / ".join(" ".join(m.content.split()) for m in msgs)
+    return said if len(said) <= EPISODE_CHARS else said[:EPISODE_CHARS].rstrip() + " ..."
 
 
 def source_turns(m: ExtractedMemory, msgs: list[Message], most: int = 2) -> list[Message]:
@@ -318,13 +343,14 @@ def source_turns(m: ExtractedMemory, msgs: list[Message], most: int = 2) -> list
     return sorted(agreed or candidates, key=lambda x: x.seq)
 
 
-def _assistant_words(m: ExtractedMemory, turns: list[Message], msgs: list[Message], users: list[Message]) -> bool:
+def _assistant_words(m: ExtractedMemory, turns: list[Message], msgs: list[Message], users: list[Message],
+                     across: Across | None = None) -> bool:
     """A fact the user's turns do not hold, only the assistant's, and the user did not take up:
     whether the model cited the assistant's turn or, as it often does, the user's turn beside it
     ("可以听《文化有限》。" became "韩梅推荐《文化有限》" cited to her question; "推荐32G内存的MacBook
     Pro。" became "何琳考虑了内存和价格" cited to her "再看看吧，先比比价")."""
-    if grounded(m.subject, m.object, m.text, users) is None:
+    if grounded(m.subject, m.object, m.text, users, across) is None:
         return False
     if not (turns and all(t.role == "assistant" for t in turns)):
-        turns = [a for a in msgs if a.role == "assistant" and grounded(m.subject, m.object, m.text, [*users, a]) is None]
+        turns = [a for a in msgs if a.role == "assistant" and grounded(m.subject, m.object, m.text, [*users, a], across) is None]
     return unconfirmed_assistant_words(turns, msgs)

@@ -1,0 +1,198 @@
+"""Who an extracted fact is about, whoever phrased it, and the relations between the people it
+names: plain rules over the memory's text and the names of its window, no model.
+
+- ``addressed``: a memory the model wrote in the second person, echoing the assistant ("Your
+  boss is Zhou Min", "你的上司是周敏") is about the user the assistant spoke to;
+- ``ties``: the relations a memory states between two named people ("Li Na's manager is Zhou
+  Min", "his sister Mei", "陆远的上司是周敏"): each becomes a relation edge besides the memory;
+- ``about``: the person a memory is about when the model made the owner of a relation its
+  subject ("Priya's husband Arjun works at Infosys" is Arjun's job, not Priya's; "陆远的上司讨厌
+  周五下午开会" is about 周敏 once the window says who 陆远's boss is).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from .schema import ExtractedMemory
+
+# canonical relation -> the words that name it (English, Chinese)
+RELATIONS: dict[str, tuple[str, ...]] = {
+    "manager": ("boss", "manager", "supervisor", "line manager", "team lead", "上司", "领导", "老板", "经理", "主管"),
+    "colleague": ("colleague", "coworker", "co-worker", "teammate", "同事"),
+    "husband": ("husband", "丈夫", "老公", "先生"),
+    "wife": ("wife", "妻子", "老婆", "太太"),
+    "partner": ("partner", "boyfriend", "girlfriend", "fiance", "fiancee", "fiancé", "fiancée", "男朋友", "女朋友",
+                "对象", "未婚夫", "未婚妻"),
+    "sister": ("sister", "姐姐", "妹妹"),
+    "brother": ("brother", "哥哥", "弟弟"),
+    "mother": ("mother", "mom", "mum", "妈妈", "母亲"),
+    "father": ("father", "dad", "爸爸", "父亲"),
+    "son": ("son", "儿子"),
+    "daughter": ("daughter", "女儿"),
+    "child": ("child", "kid", "孩子"),
+    "grandmother": ("grandmother", "grandma", "奶奶", "外婆", "姥姥"),
+    "grandfather": ("grandfather", "grandpa", "爷爷", "外公", "姥爷"),
+    "cousin": ("cousin", "表哥", "表姐", "表妹", "表弟", "堂哥", "堂姐", "堂妹", "堂弟"),
+    "uncle": ("uncle", "叔叔", "舅舅", "伯伯"),
+    "aunt": ("aunt", "阿姨", "姑姑", "舅妈", "婶婶"),
+    "friend": ("friend", "best friend", "朋友", "好朋友"),
+    "roommate": ("roommate", "flatmate", "housemate", "室友", "舍友"),
+    "neighbour": ("neighbour", "neighbor", "邻居"),
+    "teacher": ("teacher", "tutor", "mentor", "coach", "老师", "导师", "教练"),
+    "student": ("student", "学生"),
+}
+_CANONICAL = {w: canon for canon, words in RELATIONS.items() for w in words}
+_HAN = re.compile(r"[\u3400-\u9fff]")
+
+
+def relation_of(word: str) -> str | None:
+    """The canonical relation a word names ("boss" and 上司 -> manager), or None."""
+    return _CANONICAL.get(word.strip().casefold())
+
+
+_RELATIONAL = frozenset({"relationship", "relation", "related", "dating", "dates", "married", "spouse", "sibling",
+                         "parent", "family", "relative", "engaged", "ex"})
+
+
+def relational(predicate: str | None) -> bool:
+    """A predicate that states a relation between people (``relationship``, ``spouse``,
+    ``has_sister``, ``上司``), not something about one of them."""
+    parts = (predicate or "").casefold().split("_")
+    return any(p in _RELATIONAL or relation_of(p) for p in parts if p)
+
+
+@dataclass(frozen=True)
+class Tie:
+    """``owner`` -relation-> ``target``; ``on_target``: the sentence goes on about the target
+    ("Lena's boss Tom Keller prefers email"), not about the relation itself."""
+
+    owner: str
+    relation: str
+    target: str
+    on_target: bool = False
+
+
+def _alternation(words: Iterable[str]) -> str:
+    return "|".join(re.escape(w) for w in sorted({w for w in words if w}, key=len, reverse=True))
+
+
+_RELS_EN = _alternation(w for w in _CANONICAL if not _HAN.search(w))
+_RELS_ZH = _alternation(w for w in _CANONICAL if _HAN.search(w))
+_POSS = r"['\u2019]s\s+"
+
+
+def ties(text: str, names: Sequence[str], subject: str | None = None) -> list[Tie]:
+    """The relations ``text`` states between two of ``names`` (a subject's "his sister Mei" too)."""
+    names = [n for n in names if n and n.strip()]
+    if not names:
+        return []
+    who = _alternation(names)
+    out: list[Tie] = []
+    patterns = [
+        # Li Na's manager is Zhou Min / Lena's boss Tom Keller prefers email
+        (rf"(?<!\w)(?P<o>{who}){_POSS}(?P<r>{_RELS_EN})(?P<sep>,?\s+(?:is|was|named|called)\s+|,?\s+)(?P<t>{who})(?!\w)",
+         re.IGNORECASE),
+        # Zhou Min is Li Na's manager
+        (rf"(?<!\w)(?P<t>{who})\s+(?:is|was)\s+(?P<o>{who}){_POSS}(?P<r>{_RELS_EN})\b", re.IGNORECASE),
+        # 陆远的上司是周敏 / 陆远的上司周敏讨厌开会
+        (rf"(?P<o>{who})的(?P<r>{_RELS_ZH})(?P<sep>是|叫|名叫|，|,)?(?P<t>{who})", 0),
+        # 周敏是陆远的上司
+        (rf"(?P<t>{who})是(?P<o>{who})的(?P<r>{_RELS_ZH})", 0),
+    ]
+    for pattern, flags in patterns:
+        for m in re.finditer(pattern, text, flags):
+            sep = m.groupdict().get("sep")
+            on_target = "sep" in m.groupdict() and (not sep or not sep.strip(" ,，")) and m.end() < len(text.rstrip("。.!！"))
+            out.append(Tie(_named(m.group("o"), names), _CANONICAL[m.group("r").casefold()],
+                           _named(m.group("t"), names), on_target))
+    if subject and subject in names:  # Sam ... to see his sister Mei
+        for m in re.finditer(rf"\b(?:his|her|their)\s+(?P<r>{_RELS_EN}),?\s+(?P<t>{who})(?!\w)", text, re.IGNORECASE):
+            out.append(Tie(subject, _CANONICAL[m.group("r").casefold()], _named(m.group("t"), names)))
+    return [t for t in dict.fromkeys(out) if t.owner.casefold() != t.target.casefold()]
+
+
+def _named(found: str, names: Sequence[str]) -> str:
+    return next((n for n in names if n.casefold() == found.casefold()), found)
+
+
+def unnamed_relation(text: str, names: Sequence[str]) -> tuple[str, str] | None:
+    """(owner, relation) when the text starts with a relation of a named person and names no
+    one for it ("陆远的上司讨厌周五下午开会", "Wei's mother runs a hotpot restaurant")."""
+    who = _alternation(n for n in names if n and n.strip())
+    if not who:
+        return None
+    m = (re.match(rf"\s*(?P<o>{who}){_POSS}(?P<r>{_RELS_EN})\b(?!\s*,?\s*(?:is|was)\b)", text, re.IGNORECASE)
+         or re.match(rf"\s*(?P<o>{who})的(?P<r>{_RELS_ZH})(?!是|叫)", text))
+    return (_named(m.group("o"), names), _CANONICAL[m.group("r").casefold()]) if m else None
+
+
+# second person ---------------------------------------------------------------------------
+_YOU = frozenset({"you", "your", "yourself", "你", "您", "你自己"})
+_IRREGULAR = {"are": "is", "were": "was", "have": "has", "do": "does", "go": "goes", "'re": " is", "'ve": " has"}
+_UNINFLECTED = frozenset({"can", "could", "will", "would", "shall", "should", "may", "might", "must", "also", "still",
+                          "never", "always", "often", "usually", "just", "only", "already", "really", "now", "recently"})
+
+
+def _third_person(verb: str) -> str:
+    low = verb.casefold()
+    if low in _IRREGULAR:
+        return _IRREGULAR[low]
+    if low in _UNINFLECTED or low.endswith("ed"):
+        return verb
+    if re.search(r"(s|sh|ch|x|z|o)$", low):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", low):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def addressed(text: str, subject: str | None, user: str | None) -> tuple[str, str | None]:
+    """A memory written to the user ("Your boss is Zhou Min", "You work in Hangzhou", "你的上司是
+    周敏") written about them, and its subject "you" or "your boss" made theirs. Only a memory
+    whose subject or first word is the second person: "Li Na thanks you" is left as it is."""
+    if not user:
+        return text, subject
+    second = re.match(r"\s*(?:you|your)\b|\s*(?:你|您)(?!们)", text, re.IGNORECASE) or (
+        subject and (subject.strip().casefold() in _YOU or re.match(r"(?:your\s|你的|您的)", subject.strip().casefold())))
+    if not second:
+        return text, subject
+    if subject:
+        low = subject.strip().casefold()
+        if low in _YOU:
+            subject = user
+        elif re.match(r"your\s+", low):
+            subject = f"{user}'s {subject.strip()[5:].strip()}"
+        elif subject.strip().startswith(("你的", "您的")):
+            subject = f"{user}的{subject.strip()[2:]}"
+    if _HAN.search(text):
+        return re.sub(r"(你|您)(?!们)", user, text), subject
+    text = re.sub(r"\b[Yy]ou(?:'re|'ve| (\w+))", lambda m: f"{user}" + (
+        f" {_third_person(m.group(1))}" if m.group(1) else _IRREGULAR[m.group(0)[3:]]), text)
+    text = re.sub(r"\b[Yy]our\b", f"{user}'s", text)
+    return re.sub(r"\b[Yy]ou\b", user, text), subject
+
+
+def about_whom(memories: Sequence[ExtractedMemory], names: Sequence[str]) -> list[tuple[ExtractedMemory, list[Tie]]]:
+    """Each memory with its subject set to the person it is about, and the relations it states.
+    A memory that names a relation's target and goes on about them ("Priya's husband Arjun works
+    at Infosys", subject Priya) is the target's; one that speaks of a relation it does not name
+    ("陆远的上司讨厌周五下午开会") is the person another memory of the window names for it."""
+    found = [ties(m.text, names, m.subject) for m in memories]
+    named = {(t.owner.casefold(), t.relation): t.target for ts in found for t in ts}
+    out = []
+    for m, ts in zip(memories, found):
+        owner = (m.subject or "").casefold()
+        # "Nadia's boyfriend Tariq and I share a flat" (Nadia, relationship, Tariq) is about them both
+        on = None if relational(m.predicate) else next(
+            (t for t in ts if t.on_target and t.owner.casefold() == owner), None)
+        unnamed = None if on or ts else unnamed_relation(m.text, names)
+        target = on.target if on else named.get((unnamed[0].casefold(), unnamed[1])) if unnamed and \
+            unnamed[0].casefold() == owner else None
+        if target:
+            obj = None if (m.object or "").casefold() == target.casefold() else m.object
+            m = m.model_copy(update={"subject": target, "object": obj})
+        out.append((m, ts))
+    return out
