@@ -95,13 +95,16 @@ RELATIONSHIP = frozenset({"dating", "dates", "married_to", "engaged_to", "divorc
                           "boyfriend", "girlfriend", "husband", "wife", "spouse", "ex", "ex_partner"})
 
 # cues that a value was left behind ("sold", "搬出"), and the wider set that a value changed
-_LEFT_EN = r"left|leav(e|es|ing)|quit|sold|mov(ed|ing) (out|away)|gave up|stop(s|ped|ping)?|no longer|used to|formerly"
-_LEFT_ZH = "离开|搬出|卖了|不再|戒了|辞职|离职|不去|以前"
+_LEFT_EN = (r"left|leav(e|es|ing)|quit|sold|mov(ed|ing) (out|away)|gave up|stop(s|ped|ping)?|no longer|used to|formerly|"
+            r"split up|separated|end(s|ed|ing)? (things|it)|put an end to|behind (me|us)")
+_LEFT_ZH = "离开|搬出|卖了|卖掉|不再|已经不|戒了|辞职|离职|不去|以前|不在一起|分开了|转让|让给"
 _LEFT = re.compile(rf"\b({_LEFT_EN})\b|{_LEFT_ZH}", re.IGNORECASE)
 _CHANGE_CUES = re.compile(
-    rf"\b({_LEFT_EN}|switch(ed|ing)?|chang(e|ed|ing)|mov(ed|ing) (to|from)|relocat(ed|ing)|replac(ed|ing)|"
-    r"not any ?more|instead|gone|rewr(ote|itten)|dropp?(ed)?|broke up|divorced|any ?more|trad(e|es|ed|ing) in)\b|"
-    rf"{_LEFT_ZH}|改成|改喝|改上|改到|改用|换成|换了|换到|换工作|搬到|调到|不用|别喝|跳槽|原来|分手",
+    rf"\b({_LEFT_EN}|switch(ed|ing)?|swap(s|ped|ping)?|chang(e|ed|ing)|mov(e|es|ed|ing) (to|from)|relocat\w*|"
+    r"transferr(ed|ing)|replac(ed|ing)|not any ?more|instead|gone|rewr(ote|itten)|dropp?(ed)?|broke up|divorced|"
+    r"any ?more|trad(e|es|ed|ing) in)\b|"
+    rf"{_LEFT_ZH}|改成|改喝|改上|改到|改用|改教|改学|换成|换了|换到|换工作|搬到|调到|不用|别喝|跳槽|原来|分手|"
+    r"从\S{1,12}?(搬|跳|调|换|转)(到|去|成)",
     re.IGNORECASE,
 )
 
@@ -285,6 +288,45 @@ def _change_clauses(turns: Sequence[Message], keeping: bool) -> frozenset[str]:
                 if keeps_a_value(clause) == keeping:  # "..., still a product manager": that value stays
                     out |= terms_of(clause)
     return frozenset(out)
+
+
+_FROM_EN = re.compile(r"\bfrom\s+((?:the\s+|my\s+|our\s+)?[\w'-]+(?:\s+[A-Z][\w'-]*)*)\s+(?:to|for)\b|"
+                      r"\b(?:swap(?:s|ped|ping)?|trad(?:e|es|ed|ing) in|exchang(?:e|es|ed|ing))\s+"
+                      r"((?:the\s+|my\s+|our\s+)?[\w'-]+(?:\s+[\w'-]+)?)\s+for\b")
+_FROM_ZH = re.compile(r"从([^，。,.;；！？!?\s从]{1,12}?)(?:搬|跳|调|换|转|改)?(?:到|去|成)")
+
+
+def left_phrases(text: str) -> list[str]:
+    """What a change in ``text`` left, as written ("moved from Vienna to Salzburg" -> Vienna,
+    "我从华为跳到了OPPO" -> 华为, "swapped the spin class for yoga" -> the spin class): only in a
+    sentence that says something changed, since "a flight from Paris to Rome" leaves nothing."""
+    if not _change_cues(text):
+        return []
+    return [next(g for g in m.groups() if g) for m in (*_FROM_EN.finditer(text), *_FROM_ZH.finditer(text))]
+
+
+_TO_EN = re.compile(r"\bfrom\s+(?:the\s+|my\s+|our\s+)?[\w'-]+(?:\s+[A-Z][\w'-]*)*\s+to\s+(?:the\s+|their\s+|our\s+)?"
+                    r"([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
+_TO_ZH = re.compile(r"从[^，。,.;；！？!?\s从]{1,12}?(?:搬|跳|调|换|转|改)?(?:到|去)了?([^，。,.;；！？!?\s]{1,12})")
+
+
+def destinations(text: str) -> list[str]:
+    """Where a change in ``text`` went, as written ("moved from Vienna to Salzburg" -> Salzburg,
+    "我从雁塔区搬到了高新区" -> 高新区): the other end of ``left_phrases``."""
+    if not _change_cues(text):
+        return []
+    return [m.group(1) for m in (*_TO_EN.finditer(text), *_TO_ZH.finditer(text))]
+
+
+def origins(text: str) -> frozenset[str]:
+    """The key words of ``left_phrases``."""
+    return frozenset().union(*(terms_of(p) for p in left_phrases(text)))
+
+
+def left_terms(turns: Sequence[Message]) -> frozenset[str]:
+    """``origins`` of the user's turns: values a candidate may name as where it came from, never
+    as what holds now."""
+    return frozenset().union(*(origins(m.content) for m in turns if m.role != "assistant"))
 
 
 def terms_of(text: str) -> frozenset[str]:

@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 
-from ..extract.checks import (adds_a_value, grounded, kept_terms, replaced_terms, resolve_subject, says_nothing,
-                              speaker_of, unconfirmed_assistant_words)
+from ..extract.checks import (adds_a_value, grounded, kept_terms, left_terms, replaced_terms, resolve_subject,
+                              says_nothing, speaker_of, unconfirmed_assistant_words)
 from ..extract.extractors import copies_an_example
 from ..extract.people import Tie, about_whom, addressed, relation_of
-from ..extract.schema import ExtractedMemory, Extraction, reads_like_a_workflow
+from ..extract.schema import ExtractedMemory, Extraction, normalise_predicate, reads_like_a_workflow
 from ..models import (SOURCE_CONFIDENCE, Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, RelationIn, Session,
                       Source, Status, utcnow)
 from ..text import keywords, normalise_name
@@ -21,6 +21,7 @@ from ..text.crosslingual import Across
 from ..text.entities import is_noise_name
 from ..text.tokens import spaced
 from ..text.when import time_span
+from .attributes import Attributes
 from .builders import GraphBuilder, ModelIn, SpeakerIn, TaggedIn
 from .chains import ChainBuilder, Change
 from .parts import Parts
@@ -96,7 +97,8 @@ class WindowFolder:
             copied = copies_an_example(m.text, " ".join(f"{x.speaker}: {x.content}" for x in msgs))
             why = (f"copies the prompt's example {copied!r}" if copied
                    else "the assistant's words, not taken up by the user" if _assistant_words(m, turns, msgs, users, across)
-                   else says_nothing(m.subject, m.object, m.text) or grounded(m.subject, m.object, m.text, msgs, across))
+                   else says_nothing(m.subject, m.object, m.text) or _holds_what_was_left(m, turns)
+                   or _prompt_date(m, msgs) or grounded(m.subject, m.object, m.text, msgs, across))
             if why:
                 out.report["dropped"].append({"text": m.text, "why": why})
             elif m.importance >= settings.admission_threshold and not restates_a_step(m.text, m.subject, taught):
@@ -118,18 +120,21 @@ class WindowFolder:
             pool.append((fact_of(f"new:{len(pool)}", inp.text, inp.subject, inp.predicate, inp.object), vec))
         admitted = [m for m, _ in admitted]
         retiring = {d.target for _, _, d in carried}  # superseded by a successor already
+        attributes = Attributes(embedder)  # which one-value attribute a memory states, by meaning
         stale: set[str] = set()  # merged into, but the window says their value changed
         for inp, vec, changed, adds, near in zip(inputs, vecs, replaces, additive, stored):
             stored_near = [(f, c) for f, c in near if f.id not in retiring]
             similar = sorted(stored_near + [(f, float(v @ vec)) for f, v in pool], key=lambda fc: -fc[1])
             fact = fact_of("", inp.text, inp.subject, inp.predicate, inp.object)
-            if states_a_replaced_value(fact, [o for o, _ in stored_near], changed):
+            # a memory the window is retiring is still one the model may retell ("Bastian works at
+            # Siemens" beside "I left Siemens ... joined Zalando", whose Siemens memory is carried over)
+            if states_a_replaced_value(fact, [o for o, _ in near], changed) or _swapped_out(inp, carried):
                 out.report["dropped"].append({"text": inp.text, "why": "states a value its turn says was replaced"})
                 continue
-            d = decide(fact, similar, changed, adds)
+            d = decide(fact, similar, changed, adds, attributes.of)
             if d.action == "supersede" and d.target.startswith("new:"):
                 # a value this window states is not replaced by it; what it replaces is stored
-                d = decide(fact, sorted(stored_near, key=lambda fc: -fc[1]), changed, adds)
+                d = decide(fact, sorted(stored_near, key=lambda fc: -fc[1]), changed, adds, attributes.of)
             if d.action == "merge" and any(o.id == d.target and says_again_what_changed(fact, o, changed)
                                            for o, _ in similar):
                 stale.add(d.target)
@@ -275,13 +280,22 @@ class WindowFolder:
             text=_swapped(rec.text, was, now), category=rec.category, subject=rec.subject, predicate=rec.predicate,
             object=_swapped(rec.object, was, now) if rec.object else None, importance=max(rec.importance, inp.importance),
             source=rec.source, source_message_ids=list(dict.fromkeys([*inp.source_message_ids, *rec.source_message_ids])),
-            valid_at=inp.valid_at), Decision("supersede", rec.id, f"the window changes {was} to {now}; the rest of the memory holds")
+            valid_at=inp.valid_at), Decision("supersede", rec.id, f"the window changes {was} to {now}; the rest of the memory holds",
+                                             swap)
 
     def _similar(self, namespace: str, vec: np.ndarray) -> list[tuple[Fact, float]]:
         store = self.parts.store
         hits = store.vector_search(namespace, "memory", vec, SIMILAR_FOR_RULES, [Status.active])
         recs = {r.id: r for r in store.get(namespace, [i for i, _ in hits])}
         return [(fact_of(r.id, r.text, r.subject, r.predicate, r.object), cos) for i, cos in hits if (r := recs.get(i))]
+
+
+def _swapped_out(inp: MemoryIn, carried: list[tuple[MemoryIn, np.ndarray, Decision]]) -> bool:
+    """A candidate whose value still names what this window swaps out of a stored memory ("Nadia
+    keeps her job at Boots | works_at Boots store in Bristol" beside the move to Cardiff that
+    carries "... a Boots store in Bristol" over): the model copied the old value."""
+    value = (inp.object or "").casefold()
+    return any(d.swap and d.swap[0].casefold() in value and d.swap[1].casefold() not in value for _, _, d in carried)
 
 
 def _swapped(text: str, was: str, now: str) -> str:
@@ -312,6 +326,27 @@ def _memory_input(m: ExtractedMemory, turns: list[Message], named: dict[str, Ent
                    if not (t.owner, t.target) == (m.subject, m.object) or relation_of(m.predicate or "") != t.relation],
         source_message_ids=[x.id for x in turns], valid_at=span[0] if span and span[1] <= said_at else said_at,
     )
+
+
+_PAST_PREDICATE = re.compile(r"(^|_)(from|left|leaves|former|formerly|previous|previously|past|old|used|ex|moved?|moves|"
+                             r"relocated?|relocates|transferred|switched|changed|sold|quit)(_|$)|以前|之前|原来")
+
+
+def _holds_what_was_left(m: ExtractedMemory, turns: list[Message]) -> str | None:
+    """Why a memory is dropped when its value is what its turn says was left ("我从东莞搬去了惠州"
+    read back as "works_at 东莞"), unless its predicate says so (``moved_from``, ``former_employer``)."""
+    value = set(keywords(m.object or ""))
+    if value and value <= left_terms(turns) and not _PAST_PREDICATE.search(normalise_predicate(m.predicate or "")):
+        return f"its value {m.object!r} is what its turn says was left"
+    return None
+
+
+def _prompt_date(m: ExtractedMemory, msgs: list[Message]) -> str | None:
+    """Why a memory is dropped when it states the date line of the prompt as a fact ("孙婷和何磊
+    的日期是2026-04-01") that no turn says."""
+    day = f"{msgs[0].created_at:%Y-%m-%d}"
+    said = " ".join(x.content for x in msgs)
+    return "it states the prompt's date line" if day in f"{m.text} {m.object or ''}" and day not in said else None
 
 
 EPISODE_CHARS = 200

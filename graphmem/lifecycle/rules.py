@@ -16,9 +16,15 @@ What to do with a candidate memory given the similar memories already stored:
   a bare ``prefers``). Two memories that merely look alike never supersede each other; a
   value that only points at one ("a new office") replaces nothing, and a turn that adds
   ("besides", "除了") keeps the old value of the attribute;
+  A memory that says its own value is over ("Hugo and Elin ended things") replaces the current
+  one with that value; with ``attribute``, a new value of the same one-value attribute read by
+  meaning (``attributes``: commute, diet, home ...) replaces a memory that says nothing else,
+  whatever the predicates; a value named as what a change left ("from Bristol", "从华为") is never
+  still held by the memory that names it;
 - carry over: a change that swaps one value inside a memory saying more ("I relocated to
   Hamburg, same company" against "... at Contoso in Munich") supersedes it with the same text
   and the new value (``carried_over``, ``named_swap``), so what the window did not change holds;
+  a move swaps the place it left wherever a memory names it in passing;
 - add (coexist): everything else.
 
 What happens to a stored memory over time (``LifecycleSettings`` holds the numbers):
@@ -37,7 +43,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
@@ -45,8 +51,8 @@ from typing import Any, Literal
 from ..models import SOURCE_CONFIDENCE, MemoryIn, MemoryRecord, Status
 from ..retrieve.scoring import frequency, recency
 from ..settings import LifecycleSettings, RecallOptions
-from ..extract.checks import (HAN_RUN, change_words, holds_one_value, is_vague, names_most, predicate_family,
-                              same_relation, says_it_left)
+from ..extract.checks import (HAN_RUN, change_words, destinations, holds_one_value, is_vague, left_phrases, names_most,
+                              origins, predicate_family, same_relation, says_it_left)
 from ..extract.schema import normalise_predicate
 from ..text import keywords, normalise_name
 from ..text.tokens import segment
@@ -75,6 +81,7 @@ class Decision:
     action: Literal["add", "merge", "supersede"]
     target: str | None = None
     reason: str = ""
+    swap: tuple[str, str] | None = None  # a successor that carries the old memory over: (old value, new value)
 
 
 def keyword_overlap(a: frozenset[str], b: frozenset[str]) -> tuple[float, int]:
@@ -104,12 +111,15 @@ def same_subject(a: str | None, b: str | None) -> bool:
 
 
 def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: frozenset[str] = frozenset(),
-           adds: bool = False) -> Decision:
+           adds: bool = False, attribute: Callable[[str], str | None] | None = None) -> Decision:
     """``similar``: stored active memories with their cosine to the candidate, best first.
     ``replaces``: the key words of the candidate's turns when they say a value changed
     ("switched from coffee", "不再用 Django"); a stored fact of the same subject whose value they
     name is replaced whatever its predicate. ``adds``: the turns add a value beside the held
-    ones ("besides", "除了"), so a new value of an attribute does not replace the old one."""
+    ones ("besides", "除了"), so a new value of an attribute does not replace the old one.
+    ``attribute``: the one-value attribute a text states by meaning (``attributes.Attributes``):
+    a new value of the same one replaces a stored memory that says nothing else, whatever the
+    predicates ("takes the bus to work" replaces "cycles to work")."""
     for old, cos in similar:
         why = is_duplicate(candidate, old, cos)
         if why:
@@ -122,6 +132,14 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: fro
             continue
         if replaces and cos >= SPECIFIC_TOPIC_COS and _named_as_replaced(candidate, old, replaces):
             return Decision("supersede", old.id, f"the window replaces {old.object}: {old.object} -> {candidate.object}")
+        if (old.object and _same(candidate.object, old.object) and says_it_left(candidate.text)
+                and not says_it_left(old.text)):  # "Hugo and Elin ended things" against "Hugo is dating Elin"
+            return Decision("supersede", old.id, f"the window says {old.object} is over")
+        if (attribute is not None and not adds and candidate.object and old.object and _one_clause(old.text)
+                and not _same(candidate.object, old.object) and not _still_has(candidate, old)
+                and not says_it_left(candidate.text) and (same := attribute(candidate.text)) is not None
+                and same == attribute(old.text)):
+            return Decision("supersede", old.id, f"{same}, by meaning: {old.object} -> {candidate.object}")
         # a specific predicate (prefers_language) names one attribute; a bare verb (prefers,
         # likes, has) covers many, so only a memory about the same thing may be replaced
         specific = "_" in normalise_predicate(candidate.predicate or "")
@@ -139,13 +157,19 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: fro
     return Decision("add")
 
 
+def _one_clause(text: str) -> bool:
+    """A memory that says one thing: replaced whole by a new value of its attribute ("马骏开一辆
+    卡罗拉，住在雁塔区" also says where he lives, and is left to the rules that swap one value)."""
+    return not re.search(r"[,;，；]|\band\b", text)
+
+
 def _still_has(candidate: Fact, old: Fact) -> bool:
     """The candidate's sentence names the old value as something that still holds: it says more
     about it, it does not replace it ("Daniel's rock band is called The Late Trains" against
     (Daniel, plays_music, rock band)). A turn that says the value changed is read before this
     (``replaces``)."""
     held = frozenset(keywords(old.object or ""))
-    return bool(held) and held <= candidate.keywords
+    return bool(held) and held <= candidate.keywords and not held <= origins(candidate.text)  # "从华为跳到了OPPO"
 
 
 def _named_as_replaced(candidate: Fact, old: Fact, replaces: frozenset[str]) -> bool:
@@ -264,12 +288,33 @@ def _place_swap(candidate: Fact, old: Fact, candidate_places: Sequence[str],
     somewhere: not the employer itself (a works_at memory's object), which the tagger may
     mistake for a place."""
     site = _predicate(old.predicate or "")
-    if site not in _SITES or (_predicate(candidate.predicate or "") not in _SITES and not _MOVE.search(candidate.text)):
+    if _predicate(candidate.predicate or "") not in _SITES and not _MOVE.search(candidate.text):
         return None
-    new = {p for p in candidate_places if p.casefold() in (candidate.object or "").casefold()}
+    moved = _MOVE.search(candidate.text) is not None
+    if site not in _SITES:  # a memory about something else that names, in passing, the place the move left
+        passing = [p for p in left_phrases(candidate.text) if p.casefold() in old.text.casefold()]
+        to = _moved_to(candidate)
+        return (passing[0], to[0]) if moved and len(passing) == 1 and len(to) == 1 else None
+    left = origins(candidate.text)  # "from Lagos to London": Lagos is where it was
+    new = {p for p in candidate_places if p.casefold() in (candidate.object or "").casefold()
+           and not set(keywords(p)) <= left}
+    if not new and moved:  # where one moved is a place, whatever NER read ("Bristol to Cardiff": an org)
+        to = _moved_to(candidate)
+        new = set(to) if len(to) == 1 else set()
     was = {p for p in old_places if p.casefold() in old.text.casefold() and p not in new
-           and not (site == "works_at" and _name(old.object or "").startswith(_name(p))) and not _same(p, old.subject)}
+           and not (site == "works_at" and _name(old.object or "").startswith(_name(p)))
+           and _name(p) not in _name(old.subject or "")}  # 海洋 of 赵海洋 is a name's part, not a place
     return (was.pop(), new.pop()) if len(new) == 1 and len(was) == 1 else None
+
+
+def _moved_to(candidate: Fact) -> list[str]:
+    """Where a candidate moved: the "to" of its "from X to Y" / "从X搬到Y", else the object of a
+    ``lives_in`` fact written as a name."""
+    to = destinations(candidate.text)
+    value = candidate.object or ""
+    if not to and _predicate(candidate.predicate or "") == "lives_in" and (value[:1].isupper() or HAN_RUN.match(value)):
+        to = [value]
+    return to
 
 
 def _head_swap(value: str, text: str) -> tuple[str, str] | None:
