@@ -102,6 +102,12 @@ def test_export_import_round_trip(db, tmp_path):
     assert result.exit_code == 1 and "line" in result.output
     result = run(str(tmp_path / "third.db"), "import", str(bad), "--skip-invalid")
     assert result.exit_code == 0 and "skipped line" in result.output
+    # -n names the namespace to import into, as it does for every other command (it was ignored)
+    result = run(other, "-n", "copy", "import", str(dump))
+    assert result.exit_code == 0 and "into 'copy'" in result.output
+    assert "Ann prefers tea" in run(other, "-n", "copy", "list", "--json").output
+    result = run(other, "-n", "copy", "import", str(dump), "--into", "elsewhere")
+    assert result.exit_code == 1 and "give one" in result.output
 
 
 def test_stats_and_soul(db):

@@ -4,6 +4,7 @@ keys made with ``graphmem keys`` enforcing tenants on every route."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -132,11 +133,20 @@ def test_open_loopback_server_serves_every_route(live):
         problem(c.get("/v1/memories", params={**q, "cursor": cursor or "bm90IGEgY3Vyc29y"}), 400)
         first = c.get("/v1/sessions/s1/messages", params={**q, "limit": 2}).json()["next_cursor"]
         problem(c.get("/v1/memories", params={**q, "cursor": first}), 400)  # a cursor of another listing
+        for forged in ('{"o": Infinity, "f": "x"}', '{"o": 1e999, "f": "x"}', "[" * 10_000 + "]" * 10_000,
+                       '{"o": true, "f": "x"}', '"just a string"'):  # Infinity and deep nesting were 500s
+            token = base64.urlsafe_b64encode(forged.encode()).decode().rstrip("=")
+            problem(c.get("/v1/sessions/s1/messages", params={**q, "cursor": token}), 400)
 
         tea = c.post("/v1/memories", params=q, json={"text": "Ana prefers green tea", "subject": "Ana",
                                                        "predicate": "prefers_drink", "object": "green tea",
                                                        "source_message_ids": [msgs.json()[0]["id"]]}).json()
         assert c.get(f"/v1/memories/{tea['id']}", params=q).json()["text"] == "Ana prefers green tea"
+        # remember writes as given, as its description says (it claimed to merge and supersede)
+        again = c.post("/v1/memories", params=q, json={"text": "Ana prefers green tea"}).json()
+        assert again["id"] != tea["id"] and c.get(f"/v1/memories/{tea['id']}", params=q).json()["status"] == "active"
+        assert "neither merges" in c.get("/openapi.json").json()["paths"]["/v1/memories"]["post"]["description"]
+        c.delete(f"/v1/memories/{again['id']}", params=q)
         fixed = c.patch(f"/v1/memories/{tea['id']}", params=q, json={"object": "oolong", "text": "Ana prefers oolong",
                                                                      "reason": "she said oolong"}).json()
         assert fixed["id"] != tea["id"]  # a correction is a new version
@@ -190,6 +200,9 @@ def test_open_loopback_server_serves_every_route(live):
         problem(c.get(f"/v1/memories/{fixed['id']}", params=q), 404)
         assert c.delete("/v1/sessions/s1", params=q).json()["deleted"] >= 5
         problem(c.get("/v1/sessions/s1", params=q), 404)
+        # forgetting what is not there: 404 for a session as for a memory (it was 200, deleted 0)
+        problem(c.delete("/v1/sessions/s1", params=q), 404)
+        problem(c.delete(f"/v1/memories/{fixed['id']}", params=q), 404)
 
 
 def test_errors_are_problems_never_tracebacks(live):

@@ -117,6 +117,9 @@ def test_saved_graph_is_reused_and_checked_against_sqlite(tmp_path):
     s.close()
     files = sorted(p.suffix for p in (tmp_path / "s.db.ann").iterdir())
     assert files == [".ids", ".usearch"]
+    # the store and its graph files are the owner's alone (they were created 0644)
+    for f in [tmp_path / "s.db", *(tmp_path / "s.db.ann").iterdir()]:
+        assert f.stat().st_mode & 0o777 == 0o600, f
 
     plain = open_store(tmp_path, threshold=0)  # a writer that keeps no graph changes 20 vectors
     changed = recs[:20]

@@ -45,6 +45,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 class _State:
     db: Optional[Path] = None
     namespace: str = "default"
+    namespace_given: bool = False  # -n on the command line: import goes there, not to the file's namespace
     verbose: bool = False
 
 
@@ -62,12 +63,12 @@ def _version(shown: bool) -> None:
 @app.callback()
 def _options(
     db: Optional[Path] = typer.Option(None, "--db", help="embedded store file (default: GRAPHMEM_PATH or ./graphmem.db; GRAPHMEM_BACKEND=neo4j uses Neo4j)"),
-    namespace: str = typer.Option("default", "--namespace", "-n", help="tenant namespace"),
+    namespace: Optional[str] = typer.Option(None, "--namespace", "-n", help="tenant namespace [default: default]"),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="log operations; show tracebacks"),
     version: bool = typer.Option(False, "--version", help="print graphmem's version and exit", is_eager=True,
                                  callback=_version),
 ) -> None:
-    state.db, state.namespace, state.verbose = db, namespace, verbose
+    state.db, state.namespace, state.namespace_given, state.verbose = db, namespace or "default", namespace is not None, verbose
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
 
 

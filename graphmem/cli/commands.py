@@ -381,12 +381,15 @@ def export_(
 def import_(
     file: Path = typer.Argument(..., help="JSONL written by export ('-' for stdin)"),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="import the good lines and list the bad ones"),
-    into: Optional[str] = typer.Option(None, "--into", help="target namespace (default: the file's)"),
+    into: Optional[str] = typer.Option(None, "--into", help="target namespace (default: -n if given, else the file's)"),
 ) -> None:
     """Import a JSONL export. Bad lines are reported by number; by default nothing is written then."""
+    if into and state.namespace_given and into != state.namespace:
+        raise ValidationError(f"-n {state.namespace!r} and --into {into!r} name different namespaces; give one")
     lines = read_input(file).splitlines()
     with open_memory() as mem:
-        report = mem.import_(lines, namespace=into, skip_invalid=skip_invalid)
+        report = mem.import_(lines, namespace=into or (state.namespace if state.namespace_given else None),
+                             skip_invalid=skip_invalid)
     out.print(f"imported {report['nodes']} records and {report['edges']} edges into {report['namespace']!r}"
               + (f" ({report['joined']} entities joined ones already there)" if report["joined"] else ""))
     for e in report["errors"]:

@@ -98,6 +98,9 @@ def _json_metadata(value: dict[str, Any], info: ValidationInfo) -> dict[str, Any
                 raise ValueError(f"metadata is nested more than {MAX_METADATA_DEPTH} deep")
             if isinstance(item, dict) and not all(isinstance(k, str) and k and "\x00" not in k for k in item):
                 raise ValueError("metadata keys must be non-empty strings without NUL")
+            if isinstance(item, dict):
+                for k in item:  # a lone surrogate in a key became U+FFFD on the way to the store
+                    _unicode(k)
             stack += [(v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)]
         elif isinstance(item, str):
             _unicode(item)
@@ -269,9 +272,10 @@ class ToolCall(BaseModel):
 
 
 def says_something(content: str, tool_calls: list[ToolCall]) -> None:
-    """A turn has content or tool calls (an assistant turn may hold only calls)."""
-    if not content.strip() and not tool_calls:
-        raise ValueError("content must not be empty (a turn may be empty only when it carries tool_calls)")
+    """A turn has content or tool calls (an assistant turn may hold only calls); control
+    characters alone (NUL, BEL) are no content."""
+    if not _CONTROL.sub("", content).strip() and not tool_calls:
+        raise ValueError("content must not be empty or control characters only (a turn may be empty only when it carries tool_calls)")
 
 
 def turn_text(content: str, tool_calls: list[ToolCall]) -> str:

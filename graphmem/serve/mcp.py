@@ -94,8 +94,9 @@ def build(memory: Any, namespace: str = "default", keys: KeyStore | None = None)
     def remember(text: str, ctx: Context, subject: str | None = None, predicate: str | None = None,
                  object: str | None = None, category: str = "fact", importance: float = 0.5) -> dict[str, Any]:
         """Store one memory as given, e.g. "Ana prefers green tea" (subject Ana, predicate prefers,
-        object green tea). A duplicate is merged; a new value of the same attribute supersedes the
-        old one, which stays in its history."""
+        object green tea). It is written as sent: it neither merges into a duplicate nor
+        supersedes an older value; to change a memory use `update` (the new version supersedes
+        the old one, which stays in its history)."""
         rec = memory.remember(text, subject=subject, predicate=predicate, object=object, category=category,
                               importance=importance, namespace=ns(ctx, write=True))
         return rec.model_dump(mode="json", include={"id", "text", "status", "subject", "predicate", "object"})

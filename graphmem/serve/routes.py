@@ -98,8 +98,11 @@ def get_session(session_id: str, request: Request, who: Tenant = Depends(tenant)
 
 @router.delete("/v1/sessions/{session_id}", tags=["sessions"])
 def forget_session(session_id: str, request: Request, derived: bool = True, who: Tenant = Depends(writer)) -> Deleted:
-    """Forget a session, its turns and (``derived``) the episodes made from them."""
-    return Deleted(deleted=memory(request).forget_session(session_id, derived=derived, namespace=who.namespace))
+    """Forget a session, its turns and (``derived``) the episodes made from them. An unknown
+    session is a 404, as an unknown memory is (the Python API's ``forget_session`` returns 0)."""
+    mem = memory(request)
+    mem.get_session(session_id, namespace=who.namespace)  # NotFoundError -> 404
+    return Deleted(deleted=mem.forget_session(session_id, derived=derived, namespace=who.namespace))
 
 
 class Append(BaseModel):
@@ -123,7 +126,9 @@ def list_messages(session_id: str, request: Request, limit: int = Limit, cursor:
 # memories ----------------------------------------------------------------------------------
 @router.post("/v1/memories", status_code=201, tags=["memories"])
 def remember(body: MemoryIn, request: Request, who: Tenant = Depends(writer)) -> MemoryRecord:
-    """Store a memory as given (merged into a duplicate, or superseding the value it changes)."""
+    """Store a memory as given. It is written as sent: it neither merges into a duplicate nor
+    supersedes an older value (PATCH a memory to correct it: the new version supersedes the
+    old one; maintenance folds duplicates). Extraction from turns does both."""
     return memory(request).remember_many([body], namespace=who.namespace)[0]
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 import threading
 import time
@@ -82,6 +83,10 @@ class EmbeddedStore(GraphMixin, ReembedMixin, SearchMixin):
         if self._conn is None:
             if str(self.path) != ":memory:":
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+                try:  # a new store is its owner's alone (SQLite's own default is 0644); -wal and -shm follow it
+                    os.close(os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+                except FileExistsError:
+                    pass
             try:
                 conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
                 conn.execute("PRAGMA journal_mode=WAL")

@@ -117,6 +117,8 @@ class Ann:
         tmp_index, tmp_ids = path.with_suffix(".usearch.tmp"), path.with_suffix(".ids.tmp")
         self.index.save(str(tmp_index))
         tmp_ids.write_text(json.dumps({"dim": self.dim, "groups": self.ids}), encoding="utf-8")
+        for tmp in (tmp_index, tmp_ids):
+            os.chmod(tmp, 0o600)  # vectors of the store's texts: as private as the store
         os.replace(tmp_ids, path.with_suffix(".ids"))  # ids first: an index with unknown keys is never read
         os.replace(tmp_index, path)
 

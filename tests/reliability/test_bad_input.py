@@ -32,6 +32,9 @@ BAD_CALLS = {
     "metadata that is not JSON": lambda m, s: m.add_messages("s", [{"content": "x", "metadata": {"a": object()}}]),
     "NaN in metadata": lambda m, s: m.remember("x", metadata={"a": math.nan}),
     "an empty metadata key": lambda m, s: m.remember("x", metadata={"": 1}),
+    "a lone surrogate in a metadata key": lambda m, s: m.remember("x", metadata={"k\ud800": 1}),  # was U+FFFD
+    "NUL-only content": lambda m, s: m.add_messages("s", ["\x00\x00"]),  # was stored as an empty turn
+    "control characters only": lambda m, s: m.add_messages("s", [{"content": "\x07\x00 \x1b", "speaker": "A"}]),
     "20 MB of metadata": lambda m, s: m.remember("x", metadata={"a": "x" * 20_001}),
     "an id with a space": lambda m, s: m.remember("x", id="a b"),
     "a memory over a message's id": lambda m, s: m.remember("x", id=s["message"]),

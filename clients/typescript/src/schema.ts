@@ -75,7 +75,8 @@ export interface paths {
         post?: never;
         /**
          * Forget Session
-         * @description Forget a session, its turns and (``derived``) the episodes made from them.
+         * @description Forget a session, its turns and (``derived``) the episodes made from them. An unknown
+         *     session is a 404, as an unknown memory is (the Python API's ``forget_session`` returns 0).
          */
         delete: operations["forget_session_v1_sessions__session_id__delete"];
         options?: never;
@@ -116,7 +117,9 @@ export interface paths {
         put?: never;
         /**
          * Remember
-         * @description Store a memory as given (merged into a duplicate, or superseding the value it changes).
+         * @description Store a memory as given. It is written as sent: it neither merges into a duplicate nor
+         *     supersedes an older value (PATCH a memory to correct it: the new version supersedes the
+         *     old one; maintenance folds duplicates). Extraction from turns does both.
          */
         post: operations["remember_v1_memories_post"];
         delete?: never;
