@@ -271,10 +271,10 @@ class ToolCall(BaseModel):
     function: ToolFunction
 
 
-def says_something(content: str, tool_calls: list[ToolCall]) -> None:
+def says_something(content: str, tool_calls: list[ToolCall], stored: bool = False) -> None:
     """A turn has content or tool calls (an assistant turn may hold only calls); control
-    characters alone (NUL, BEL) are no content."""
-    if not _CONTROL.sub("", content).strip() and not tool_calls:
+    characters alone (NUL, BEL) are no content, except in a turn stored before that rule."""
+    if not (content if stored else _CONTROL.sub("", content)).strip() and not tool_calls:
         raise ValueError("content must not be empty or control characters only (a turn may be empty only when it carries tool_calls)")
 
 
@@ -306,8 +306,8 @@ class Message(Scorable):
     superseded_by: SupersededBy | None = None
 
     @model_validator(mode="after")
-    def _says_something(self) -> "Message":
-        says_something(self.content, self.tool_calls)
+    def _says_something(self, info: ValidationInfo) -> "Message":
+        says_something(self.content, self.tool_calls, stored=_stored(info))
         self.__dict__["confidence"] = 1.0  # set, not assigned: an assignment would validate the model again
         return self
 

@@ -166,6 +166,12 @@ def test_records_stored_before_the_limits_stay_readable():
     assert record.metadata["notes"] == "x" * 30_000
     with pytest.raises(ValueError):
         MemoryRecord(namespace="n", text="new", metadata=old["metadata"])
+    from graphmem.models import Message  # a NUL-only turn stored before that was refused still reads
+
+    turn = Message(session_id="s", content="x").model_dump(mode="json") | {"content": "\x00"}
+    assert hydrate("message", json.dumps(turn), turn["id"], 0, None, None).content == "\x00"
+    with pytest.raises(ValueError):
+        Message(session_id="s", content="\x00")
 
 
 ODD_TURNS = [
