@@ -228,6 +228,9 @@ def test_errors_are_problems_never_tracebacks(live):
                 yield b"x" * 65536
 
         problem(c.post("/v1/import", params=q, content=chunks()), 413)  # streamed, no length announced
+        chunked_json = (b'{"messages": ["' if i == 0 else b"a" * 65536 for i in range(40))
+        problem(c.post("/v1/sessions/s/messages", params=q, content=chunked_json,  # a JSON route: was a 400
+                       headers={"content-type": "application/json"}), 413)
         assert c.get("/health").status_code == 200  # and the server is fine
 
 

@@ -19,6 +19,7 @@ from ..models import (
     Relation, RelationIn, Source, Status, SupersededBy, embed_text,
 )
 from ..models.entity_types import voted_type
+from ..models.records import MAX_TEXT_CHARS
 from ..store import Store
 from ..text import keywords, normalise_name
 from ..text.entities import is_noise_name, is_role_word, longest_names, name_grams, name_parts
@@ -339,7 +340,8 @@ class GraphBuilder:
             "message_ids": [m.id for m in messages], "memory_ids": list(memory_ids), "importance": importance,
             "confidence": confidence, "previous_episode_id": previous,
             "start_at": min(times, default=None), "end_at": max(times, default=None),
-            "keywords": keywords(summary) if isinstance(summary, str) else [],
+            # a summary over the limit is refused by the check, not tokenized first (10 MB took 7 s)
+            "keywords": keywords(summary) if isinstance(summary, str) and len(summary) <= MAX_TEXT_CHARS else [],
         }, "episode")
         edges = [Edge(namespace=namespace, source=episode.id, type=EdgeType.COVERS, target=m.id) for m in messages]
         edges += [Edge(namespace=namespace, source=episode.id, type=EdgeType.PRODUCED, target=i) for i in memory_ids]

@@ -163,7 +163,7 @@ class BodyLimit:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
-                    raise _TooLarge()
+                    raise _TooLarge(self.limit)
             return message
 
         async def sending(message: dict) -> None:
@@ -182,8 +182,12 @@ class BodyLimit:
         await response(scope, receive, send)
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(StarletteHTTPException):
+    """An HTTP error, so a route that parses JSON passes it on as a 413 (FastAPI turns any
+    other error raised while reading a body into a 400)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"the body is over {limit} bytes")
 
 
 # who is asking -----------------------------------------------------------------------------

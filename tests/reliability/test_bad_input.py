@@ -226,3 +226,16 @@ def test_naive_times_set_the_documented_way_are_read_as_utc(gmem):
     got = gmem.recall("Where did Ana move?", k=3, filter=naive)
     assert [h.item.id for h in got] == [h.item.id for h in gmem.recall("Where did Ana move?", k=3, filter=aware)]
     assert got and "Porto" in got[0].text
+
+
+def test_an_episode_over_the_limit_is_refused_before_it_is_read(gmem, monkeypatch):
+    """A 10 MB summary was tokenized for keywords (7 s) before the length check refused it."""
+    import graphmem.lifecycle.builders as builders
+
+    read = []
+    monkeypatch.setattr(builders, "keywords", lambda text: read.append(len(text)) or [])
+    with pytest.raises(ValidationError, match="limit"):
+        gmem.add_episode("x " * 5_000_000)
+    assert read == []
+    gmem.add_episode("A short episode")
+    assert read == [len("A short episode")]
