@@ -196,7 +196,8 @@ def grounded(subject: str | None, obj: str | None, text: str, msgs: Sequence[Mes
     if subject and subject.strip().casefold() not in SELF | speakers:
         if keywords(subject) and share(subject) == 0:
             return f"subject {subject!r} is not in the window"
-    rest = " ".join(w for w in segment(text) if w not in set(segment(subject or "")))  # its text, without the subject
+    named = set(segment(subject or ""))
+    rest = " ".join(w for w in segment(text) if w not in named)  # its text, without the subject
     words = sorted(set(keywords(text)) - set(keywords(subject or "")))
     if obj and share(obj) < 0.5 and (HAN_RUN.search(obj) or not HAN_RUN.search(text) or share(rest, words) < 0.5):
         # a Chinese fact's object written as an English label ('lactose_intolerance', 'none')
@@ -290,32 +291,32 @@ def _change_clauses(turns: Sequence[Message], keeping: bool) -> frozenset[str]:
     return frozenset(out)
 
 
-_FROM_EN = re.compile(r"\bfrom\s+((?:the\s+|my\s+|our\s+)?[\w'-]+(?:\s+[A-Z][\w'-]*)*)\s+(?:to|for)\b|"
-                      r"\b(?:swap(?:s|ped|ping)?|trad(?:e|es|ed|ing) in|exchang(?:e|es|ed|ing))\s+"
-                      r"((?:the\s+|my\s+|our\s+)?[\w'-]+(?:\s+[\w'-]+)?)\s+for\b")
-_FROM_ZH = re.compile(r"从([^，。,.;；！？!?\s从]{1,12}?)(?:搬|跳|调|换|转|改)?(?:到|去|成)")
+# "from X to Y" / "swapped X for Y" / "从X搬到Y": what a change left (``left``, ``swapped``) and,
+# for a move, where it went (``to``)
+_FROM_TO_EN = re.compile(r"\bfrom\s+(?P<left>(?:the\s+|my\s+|our\s+)?[\w'-]+(?:\s+[A-Z][\w'-]*)*)\s+"
+                         r"(?:to\b(?:\s+(?:the\s+|their\s+|our\s+)?(?P<to>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*))?|for\b)|"
+                         r"\b(?:swap(?:s|ped|ping)?|trad(?:e|es|ed|ing) in|exchang(?:e|es|ed|ing))\s+"
+                         r"(?P<swapped>(?:the\s+|my\s+|our\s+)?[\w'-]+(?:\s+[\w'-]+)?)\s+for\b")
+_FROM_TO_ZH = re.compile(r"从(?P<left>[^，。,.;；！？!?\s从]{1,12}?)(?:搬|跳|调|换|转|改)?"
+                         r"(?:(?:到|去)了?(?P<to>[^，。,.;；！？!?\s]{1,12})?|成)")
+
+
+def _changes(text: str) -> list[re.Match[str]]:
+    """The "from X to Y" phrases of a sentence that says something changed: "a flight from
+    Paris to Rome" changes nothing."""
+    return [*_FROM_TO_EN.finditer(text), *_FROM_TO_ZH.finditer(text)] if _change_cues(text) else []
 
 
 def left_phrases(text: str) -> list[str]:
     """What a change in ``text`` left, as written ("moved from Vienna to Salzburg" -> Vienna,
-    "我从华为跳到了OPPO" -> 华为, "swapped the spin class for yoga" -> the spin class): only in a
-    sentence that says something changed, since "a flight from Paris to Rome" leaves nothing."""
-    if not _change_cues(text):
-        return []
-    return [next(g for g in m.groups() if g) for m in (*_FROM_EN.finditer(text), *_FROM_ZH.finditer(text))]
-
-
-_TO_EN = re.compile(r"\bfrom\s+(?:the\s+|my\s+|our\s+)?[\w'-]+(?:\s+[A-Z][\w'-]*)*\s+to\s+(?:the\s+|their\s+|our\s+)?"
-                    r"([A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)")
-_TO_ZH = re.compile(r"从[^，。,.;；！？!?\s从]{1,12}?(?:搬|跳|调|换|转|改)?(?:到|去)了?([^，。,.;；！？!?\s]{1,12})")
+    "我从华为跳到了OPPO" -> 华为, "swapped the spin class for yoga" -> the spin class)."""
+    return [m.group("left") or m.groupdict().get("swapped") for m in _changes(text)]
 
 
 def destinations(text: str) -> list[str]:
     """Where a change in ``text`` went, as written ("moved from Vienna to Salzburg" -> Salzburg,
     "我从雁塔区搬到了高新区" -> 高新区): the other end of ``left_phrases``."""
-    if not _change_cues(text):
-        return []
-    return [m.group(1) for m in (*_TO_EN.finditer(text), *_TO_ZH.finditer(text))]
+    return [m.group("to") for m in _changes(text) if m.group("to")]
 
 
 def origins(text: str) -> frozenset[str]:
