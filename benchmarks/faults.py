@@ -1,5 +1,6 @@
 """Faults, measured the same way every time: crashes, concurrent processes, Neo4j restarts,
-tenant isolation at scale. Prints one table: test, backend, trials, failures, acknowledged
+tenant isolation at scale, processes naming the same new people at once, forget beside a reader
+of an older snapshot, an import killed part way. Prints one table: test, backend, trials, failures, acknowledged
 writes lost, notes.
 
     python benchmarks/faults.py                       # the full runs, both backends
@@ -491,6 +492,167 @@ def isolation(backend: str, calls: int = 10_000) -> Row:
     return row
 
 
+# one entity per name, whatever the number of processes ------------------------------------------
+def _name_child(backend: str, path: str, names: list[str], writer: int, start: Any, out: Any) -> None:
+    with open_memory(backend, path) as m:
+        start.wait()
+        try:
+            for name in names:
+                m.remember(f"{name} joined the rowing club (writer {writer})", entities=[{"name": name, "type": "person"}])
+                m.add_entity(name, type="person")
+        except GraphMemError as exc:
+            out.put(f"writer {writer}: {type(exc).__name__}: {exc}")
+
+
+def names(backend: str, trials: int = 10, processes: int = 5, per_trial: int = 4) -> Row:
+    """``processes`` processes write the same new person names at the same moment, through
+    ``remember`` and ``add_entity``: each name must end as one entity, every call must succeed."""
+    row = Row(f"names: {processes} processes naming the same new people at once", backend)
+    ctx = mp.get_context("spawn")
+    with tempfile.TemporaryDirectory() as tmp:
+        for trial in range(trials):
+            path = str(Path(tmp) / f"names{trial}.db")
+            if backend == "neo4j":
+                wipe_neo4j()
+            with open_memory(backend, path) as m:
+                m.remember("the namespace exists")
+            wanted = [f"{first} {last}{trial}" for first, last in zip(["Astrid", "Bengt", "Cecilia", "Dag", "Ebba"],
+                                                                      ["Lindqvist", "Holm", "Sandberg", "Ek", "Berg"])][:per_trial]
+            start, out = ctx.Event(), ctx.Queue()
+            procs = [ctx.Process(target=_name_child, args=(backend, path, wanted, w, start, out)) for w in range(processes)]
+            for proc in procs:
+                proc.start()
+            start.set()
+            for proc in procs:
+                proc.join(300)
+            row.trials += 1
+            while not out.empty():
+                row.fail(out.get())
+            with open_memory(backend, path) as m:
+                counts = Counter(e.name for e in m.list("entity", limit=1000) if e.name in wanted)
+            if any(counts[n] != 1 for n in wanted):
+                row.fail(f"trial {trial}: entities per name {dict(counts)}")
+    row.notes.append(f"{trials * per_trial} names, each written by {processes} processes at once")
+    return row
+
+
+# forget beside a reader of an older snapshot ------------------------------------------------------
+def _snapshot_child(path: str, held: Any, release: Any) -> None:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN")
+    conn.execute("SELECT count(*) FROM nodes").fetchone()
+    held.set()
+    release.wait(300)
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def forget_beside_reader(trials: int = 10, hold: float = 5.0) -> Row:
+    """Forget while another process holds a read snapshot from before it for ``hold`` seconds:
+    forget must return before the reader ends, say ``unscrubbed``, and the text must leave every
+    file of the store once the reader ends (polled for 30 s)."""
+    row = Row(f"forget beside a reader holding an older snapshot for {hold:.0f} s", "embedded")
+    ctx = mp.get_context("spawn")
+    took, gone_after = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for trial in range(trials):
+            path = Path(tmp) / f"forget{trial}.db"
+            secret = f"vault code {trial} okapi{31415926 + trial}"
+            with Memory(path, settings=Settings(extraction="off")) as m:
+                m.remember_many([{"text": f"filler {i} about the garden"} for i in range(50)])
+                rec = m.remember(secret)
+                held, release = ctx.Event(), ctx.Event()
+                reader = ctx.Process(target=_snapshot_child, args=(str(path), held, release))
+                reader.start()
+                held.wait(120)
+                t0 = time.perf_counter()
+                threading.Timer(hold, release.set).start()
+                m.forget(rec.id)
+                took.append(time.perf_counter() - t0)
+                row.trials += 1
+                if not reader.is_alive() or not m.stats()["unscrubbed"]:
+                    row.fail(f"trial {trial}: forget returned after the reader ended, or did not say so")
+                reader.join(60)
+                t1 = time.perf_counter()
+                while m.stats()["unscrubbed"] and time.perf_counter() - t1 < 30:
+                    time.sleep(0.1)
+                gone_after.append(time.perf_counter() - t1)
+                held_by = [f.name for f in Path(tmp).iterdir() if f.name.startswith(path.name)
+                           and f"okapi{31415926 + trial}".encode() in f.read_bytes()]
+                if held_by:
+                    row.fail(f"trial {trial}: the text is still in {held_by}")
+    took.sort()
+    gone_after.sort()
+    row.notes.append(f"forget returned in {took[len(took) // 2]:.1f} s (median), the text gone "
+                     f"{gone_after[len(gone_after) // 2]:.1f} s after the reader ended")
+    return row
+
+
+# an import killed part way ------------------------------------------------------------------------
+_IMPORT_CHILD = """
+import pathlib, sys, time
+import graphmem.lifecycle.transfer as transfer
+sys.path.insert(0, sys.argv[5])
+from benchmarks.faults import open_memory
+backend, path, source, marker = sys.argv[1:5]
+mem = open_memory(backend, path)
+transfer._PUT_BATCH = 200
+put, calls = mem.store.put, []
+def put_then_wait(*args, **kwargs):
+    put(*args, **kwargs)
+    calls.append(1)
+    if len(calls) == 3:  # three batches written inside the import's transaction: the parent kills us now
+        pathlib.Path(marker).write_text("3")
+        time.sleep(600)
+mem.store.put = put_then_wait
+mem.import_(open(source, encoding="utf-8"))
+"""
+
+
+def dump_lines(mem: Memory, n: int, prefix: str = "mem_bulk_") -> list[str]:
+    """An export of ``n`` memories in namespace "bulk"."""
+    head = {"format": "graphmem-export/1", "namespace": "bulk", "embedder": mem.embedder.name, "dim": mem.embedder.dim}
+    rows = [{"node": {"kind": "memory", "id": f"{prefix}{i}", "text": f"Bulk fact number {i}"}} for i in range(n)]
+    return [json.dumps(r) for r in [head, *rows]]
+
+
+def import_killed(backend: str, trials: int = 5, lines: int = 1_000) -> Row:
+    """An import of ``lines`` memories SIGKILLed after three of its batches of 200 are written:
+    the store must hold what it held before, and take the next import."""
+    import subprocess
+
+    row = Row(f"import: SIGKILL after 3 of its {lines // 200} batches", backend)
+    with tempfile.TemporaryDirectory() as tmp:
+        for trial in range(trials):
+            path, source, marker = (Path(tmp) / f"{name}{trial}" for name in ("graphmem.db", "dump.jsonl", "written"))
+            if backend == "neo4j":
+                wipe_neo4j()
+            with open_memory(backend, str(path)) as m:
+                m.import_(dump_lines(m, 2))
+                source.write_text("\n".join(dump_lines(m, lines, "mem_late_")) + "\n")
+            child = subprocess.Popen([sys.executable, "-c", _IMPORT_CHILD, backend, str(path), str(source), str(marker),
+                                      str(ROOT)], env={**os.environ, "GRAPHMEM_EXTRACTION": "off"})
+            deadline = time.monotonic() + 300
+            while not marker.exists() and child.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+            row.trials += 1
+            if not marker.exists():
+                row.fail(f"trial {trial}: the import exited with {child.poll()} before its third batch")
+                child.kill()
+                continue
+            child.send_signal(signal.SIGKILL)
+            child.wait(30)
+            with open_memory(backend, str(path)) as m:
+                held = m.stats(namespace="bulk").get("memory", 0)
+                if held != 2:
+                    row.fail(f"trial {trial}: {held} memories after the kill, not the 2 from before")
+                m.import_(dump_lines(m, 2, "mem_after_"))
+                if m.stats(namespace="bulk").get("memory", 0) != 4:
+                    row.fail(f"trial {trial}: the next import did not take")
+    row.notes.append(f"{trials} imports of {lines} memories killed with 600 of them written in their transaction")
+    return row
+
+
 # the command ------------------------------------------------------------------------------------
 def neo4j_launcher(command: str) -> None:
     import subprocess
@@ -503,8 +665,8 @@ def neo4j_launcher(command: str) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", nargs="*", choices=["crash", "soak", "restart", "isolation"],
-                    default=["crash", "soak", "restart", "isolation"])
+    kinds = ["crash", "soak", "restart", "isolation", "names", "forget", "import"]
+    ap.add_argument("--only", nargs="*", choices=kinds, default=kinds)
     ap.add_argument("--backends", nargs="*", default=["embedded", "neo4j"])
     ap.add_argument("--quick", action="store_true", help="the sizes CI runs")
     ap.add_argument("--soak-seconds", type=float, default=60.0)
@@ -520,6 +682,12 @@ def main() -> None:
             rows.append(soak(backend, seconds=8 if args.quick else args.soak_seconds))
         if "isolation" in args.only:
             rows.append(isolation(backend, 1_000 if args.quick else 10_000))
+        if "names" in args.only:
+            rows.append(names(backend, 2 if args.quick else 10))
+        if "import" in args.only:
+            rows.append(import_killed(backend, 1 if args.quick else 5))
+    if "forget" in args.only and "embedded" in args.backends:
+        rows.append(forget_beside_reader(2 if args.quick else 10))
     if "restart" in args.only and "neo4j" in args.backends:
         rows.append(restart(neo4j_launcher, writes=20 if args.quick else 60))
     print(table(rows))

@@ -19,6 +19,7 @@ from .errors import (
     NotFoundError,
     StoreError,
     ValidationError,
+    WriteRace,
 )
 from .models import (
     Context,
@@ -59,5 +60,5 @@ __all__ = [
     "MaintenanceRun", "Memory", "MergeSuggestion", "ModelLoadError", "MemoryIn", "MemoryRecord", "Message", "MessageIn", "NamespaceNotFoundError",
     "Neighbourhood", "NotFoundError", "Procedure", "RecallFilter", "RecallOptions",
     "Relation", "RelationIn", "ScoreBreakdown", "ScoreWeights", "ScoredItem", "Session", "Settings", "Source",
-    "Status", "Step", "StoreError", "ToolCall", "ToolFunction", "ValidationError",
+    "Status", "Step", "StoreError", "ToolCall", "ToolFunction", "ValidationError", "WriteRace",
 ]

@@ -42,8 +42,14 @@ class StoreError(GraphMemError):
 
 
 class ConflictError(StoreError):
-    """Another writer (a thread with its own ``Memory``, another process) changed a record
-    this write was computed from; nothing was written. graphmem retries these itself."""
+    """The write conflicts with what is stored (a session id taken, a name that means two
+    entities, a record another writer changed); nothing was written."""
+
+
+class WriteRace(ConflictError):
+    """Another writer (a thread with its own ``Memory``, another process) changed a record this
+    write was computed from, or created an entity it was about to create; nothing was written.
+    graphmem runs such a write again itself, on what is stored now."""
 
 
 class EmbeddingError(GraphMemError):

@@ -8,7 +8,8 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from .models.records import Status, UTCDateTime
+from .models.fields import UTCDateTime
+from .models.records import Status
 
 
 class ScoreWeights(BaseModel):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 
 import httpx2
@@ -126,6 +127,24 @@ class HttpMcp(ServerProcess):
         return Client(streamable_http_client(self.url, http_client=http), read_timeout_seconds=120)
 
 
+def test_streamable_http_server_closes_its_store_on_sigterm(tmp_path):
+    env = env_for(tmp_path)
+    seed(env, "open-ns")
+    server = HttpMcp(env, tmp_path)
+
+    async def write() -> None:
+        async with server.client() as client:
+            result(await client.call_tool("remember", {"text": "Ana keeps her tea in the blue tin"}))
+
+    asyncio.run(write())
+    assert (tmp_path / "mcp.db-wal").exists()  # open: the write sits in the WAL
+    log = server.stop()  # SIGTERM
+    assert server.proc.returncode == 128 + signal.SIGTERM, log  # through the store's close, not killed by it
+    assert not (tmp_path / "mcp.db-wal").exists(), log  # closed: the WAL folded into the file
+    with Memory(tmp_path / "mcp.db") as mem:
+        assert [m.text for m in mem.list("memory", namespace="open-ns")] == ["Ana keeps her tea in the blue tin"]
+
+
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_streamable_http_server_binds_each_key_to_its_namespace(backend, tmp_path, request):
     if backend == "neo4j":
@@ -172,6 +191,12 @@ def test_streamable_http_server_binds_each_key_to_its_namespace(backend, tmp_pat
                     await a.read_resource(f"graphmem://{b_ns}/soul")
             async with server.client(ro_key) as ro:
                 assert result(await ro.call_tool("stats", {}))["namespace"] == a_ns
+                hits = await ro.call_tool("recall", {"query": "Ana prefers oolong", "k": 1, "layers": ["memory"]})
+                mine = result(hits)[0]["id"]
+                used = result(await ro.call_tool("history", {"memory_id": mine}))["memory"]["access_count"]
+                await ro.call_tool("recall", {"query": "oolong tea"})
+                await ro.call_tool("context", {"query": "oolong tea"})
+                assert result(await ro.call_tool("history", {"memory_id": mine}))["memory"]["access_count"] == used
                 r = await ro.call_tool("remember", {"text": "a read-only key writes nothing"})
                 assert r.is_error and "read-only" in r.content[0].text
             async with server.client() as anon:

@@ -298,7 +298,10 @@ def test_keys_bind_each_request_to_its_tenant(live):
 
         used = ro.get(f"/v1/memories/{mine['id']}").json()["access_count"]
         assert ro.post("/v1/recall", json={"query": "chess", "layers": ["memory"]}).json()[0]["item"]["id"] == mine["id"]
+        assert "chess" in ro.post("/v1/context", json={"query": "chess"}).json()["text"]
         assert ro.get(f"/v1/memories/{mine['id']}").json()["access_count"] == used  # a read-only key leaves no mark
+        a.post("/v1/context", json={"query": "chess"})
+        assert a.get(f"/v1/memories/{mine['id']}").json()["access_count"] == used + 1  # a read-write key's read counts
         problem(ro.post("/v1/memories", json={"text": "read-only writes"}), 403)
         problem(ro.delete(f"/v1/memories/{mine['id']}"), 403)
 

@@ -48,7 +48,9 @@ def add(
     speaker: Optional[str] = typer.Option(None, "--speaker", help="plain text: who said every line"),
     extract: bool = typer.Option(False, "--extract", help="then extract memories with the local model and wait"),
 ) -> None:
-    """Append conversation messages (fast path: searchable at once)."""
+    """Append conversation messages (fast path: searchable at once). Every line is checked
+    first and all are written in one transaction: a bad line (named by its number) or a kill
+    part way writes nothing."""
     lines = read_input(file).splitlines()
     session = session or (file.stem if file is not None and str(file) != "-" else "stdin")
     first = next((line for line in lines if line.strip()), "")
@@ -59,7 +61,7 @@ def add(
     if not rows:
         raise ValidationError("no messages in the input")
     with open_memory() as mem:
-        with _progress() as progress:
+        with _progress() as progress, mem.store.atomic():  # every line or, on any error or a kill, none
             task = progress.add_task("adding messages", total=len(rows))
             start = 0
             while start < len(rows):  # batches never straddle two sessions

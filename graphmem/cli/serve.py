@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from typing import Optional
 
 import typer
@@ -125,7 +126,14 @@ def mcp(
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False)), hosts, problem)
         mode = "API keys required" if keys.any() else f"open, namespace {state.namespace!r}"
         err.print(f"graphmem mcp: http://{host}:{port}/mcp ({mode}; answers to {hosts.hosts_text})", highlight=False)
+        # uvicorn shuts down on SIGTERM and then raises it again with the handler it found: an exit
+        # through ``with`` (the store closed, its WAL folded in), not the default handler's kill
+        signal.signal(signal.SIGTERM, _exit_on_signal)
         uvicorn.run(web, host=host, port=port, log_level="warning")
+
+
+def _exit_on_signal(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 @keys_app.command("create")

@@ -34,27 +34,30 @@ class EntitiesMixin:
                              "aliases": list(aliases), "metadata": metadata or {}, "namespace": namespace,
                              "created_at": now, "updated_at": now, "curated": True, "typed": stated != "thing",
                              "type_votes": {"caller": stated} if stated != "thing" else {}}, "entity")
-        with self._parts.write_lock, self._op("add_entity", namespace):
-            same = [e for e in self.store.entities_named(namespace, [ent.name]).get(normalise_name(ent.name), [])
-                    if e.type == stated or not e.typed or stated == "thing"]
-            if len(same) > 1 and stated == "thing":
-                raise ConflictError(f"{len(same)} entities are named {ent.name!r} ("
-                                    f"{', '.join(f'{e.type} {e.id}' for e in same)}): give the type of the one you mean")
-            if same:
-                old = next((e for e in same if e.type == stated), same[0])
-                merged = check(Entity, {**old.model_dump(), "curated": True, "updated_at": now,
-                                        "aliases": [*old.aliases, *(a for a in ent.aliases if a not in old.aliases)],
-                                        "description": old.description or ent.description,
-                                        "metadata": {**old.metadata, **ent.metadata},
-                                        **with_vote(old, "caller", stated)}, "entity")
-                if merged == old.model_copy(update={"updated_at": now}):
-                    return old
-                ent, expect = merged, {old.id: old.updated_at}
-            else:
-                expect = {ent.id: None}
-            self._name_free(namespace, ent)
-            self.store.put(namespace, [ent], self.embedder.embed([embed_text(ent)]), expect=expect)
-        return ent
+        def write() -> Entity:
+            with self._parts.write_lock, self._op("add_entity", namespace):
+                same = [e for e in self.store.entities_named(namespace, [ent.name]).get(normalise_name(ent.name), [])
+                        if e.type == stated or not e.typed or stated == "thing"]
+                if len(same) > 1 and stated == "thing":
+                    raise ConflictError(f"{len(same)} entities are named {ent.name!r} ("
+                                        f"{', '.join(f'{e.type} {e.id}' for e in same)}): give the type of the one you mean")
+                if same:
+                    old = next((e for e in same if e.type == stated), same[0])
+                    merged = check(Entity, {**old.model_dump(), "curated": True, "updated_at": now,
+                                            "aliases": [*old.aliases, *(a for a in ent.aliases if a not in old.aliases)],
+                                            "description": old.description or ent.description,
+                                            "metadata": {**old.metadata, **ent.metadata},
+                                            **with_vote(old, "caller", stated)}, "entity")
+                    if merged == old.model_copy(update={"updated_at": now}):
+                        return old
+                    out, expect = merged, {old.id: old.updated_at}
+                else:
+                    out, expect = ent, {ent.id: None}
+                self._name_free(namespace, out)
+                self.store.put(namespace, [out], self.embedder.embed([embed_text(out)]), expect=expect)
+            return out
+
+        return retried(write)  # the name made by another process meanwhile: found and returned
 
     def get_entity(self, name_or_id: str, *, namespace: str = "default") -> Entity:
         """An entity by id, else by name or alias."""

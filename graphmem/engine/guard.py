@@ -17,7 +17,7 @@ from typing import Any, Callable, TypeVar
 from pydantic import ConfigDict, TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
-from ..errors import ConflictError, GraphMemError, ValidationError
+from ..errors import GraphMemError, ValidationError, WriteRace
 from ..lifecycle import describe
 from ..telemetry import spanned
 
@@ -103,10 +103,11 @@ def guarded(cls: C) -> C:
 
 def retried(write: Callable[[], T], attempts: int = 50) -> T:
     """A read-modify-write run again while another writer (a process, a thread with its own
-    ``Memory``) changed what it read first (``ConflictError``), with a short random back-off."""
+    ``Memory``) changed what it read first (``WriteRace``), with a short random back-off. Other
+    conflicts (a name that means two entities) are the caller's to settle: raised at once."""
     for attempt in range(attempts - 1):
         try:
             return write()
-        except ConflictError:
+        except WriteRace:
             time.sleep(random.uniform(0, 0.002 * (attempt + 1)))
     return write()  # the last try's conflict reaches the caller

@@ -28,7 +28,7 @@ from ..models import (
     MemoryRecord, Message, MessageIn, Neighbourhood, Node, NodeKind, Procedure, ScoredItem, Session, Status,
     check_vector, utcnow,
 )
-from ..models.records import SESSION_ID, LongStr, UTCDateTime
+from ..models.fields import LongStr, SESSION_ID, UTCDateTime
 from ..retrieve import Recaller, RecallResult, assemble, find_entity, history, neighbourhood
 from ..settings import LifecycleSettings, RecallFilter, RecallOptions, Settings
 from ..store import Store, no_vectors, open_store
@@ -255,6 +255,9 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
         if len(memories) > self.settings.max_batch:
             raise ValidationError(f"{len(memories)} memories in one call; the limit is {self.settings.max_batch}")
         inputs = [m if isinstance(m, MemoryIn) else check(MemoryIn, m, f"memory {i}") for i, m in enumerate(memories)]
+        return retried(lambda: self._remember(namespace, inputs))  # a name another process made meanwhile: again
+
+    def _remember(self, namespace: str, inputs: list[MemoryIn]) -> list[MemoryRecord]:
         with self._parts.write_lock, self._op("remember", namespace, count=len(inputs)):
             before = written_by(self.store, namespace, [m.id for m in inputs if m.id])  # an id written again
             nodes, vectors, edges = self._builder.memories(namespace, inputs, utcnow())
@@ -301,16 +304,8 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
                            expect=expect)
             return new
 
-    def add_episode(
-        self,
-        summary: str,
-        *,
-        session_id: str | None = None,
-        message_ids: Sequence[str] = (),
-        memory_ids: Sequence[str] = (),
-        importance: float = 0.5,
-        namespace: str = "default",
-    ) -> Episode:
+    def add_episode(self, summary: str, *, session_id: str | None = None, message_ids: Sequence[str] = (),
+                    memory_ids: Sequence[str] = (), importance: float = 0.5, namespace: str = "default") -> Episode:
         """Record what happened in a stretch of conversation, linked to its messages (COVERS),
         the memories it produced (PRODUCED) and the session's previous episode (NEXT)."""
         namespace = checked_namespace(namespace)
@@ -334,7 +329,9 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
         """Delete records for good, with their edges, vectors and index entries, the relations a
         forgotten memory stated and the entities nothing links to any more. A session takes its
         turns and episodes; with ``derived`` a turn takes the memories and episodes citing it. A
-        forgotten current version makes the one it superseded current again unless ``reopen=False``."""
+        forgotten current version makes the one it superseded current again unless ``reopen=False``.
+        The text is gone from the embedded file's bytes when it returns, unless a reader of an older
+        snapshot holds it for over 2 s: then a warning, ``stats()["unscrubbed"]``, gone once it ends."""
         namespace = self._existing(namespace)
         ids = [ids] if isinstance(ids, str) else list(ids) if isinstance(ids, (list, tuple)) else None
         if not ids or not all(isinstance(i, str) for i in ids):
@@ -488,14 +485,16 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
         options: RecallOptions | None = None,
         query_vector: Sequence[float] | np.ndarray | None = None,
         layers: Sequence[Layer] | None = None,
+        record_access: bool | None = None,
     ) -> Context:
         """A prompt block for ``query`` within ``budget`` tokens: soul, memories, episodes,
         procedures (past runs too when ``layers`` names "trace"), then the session's recent turns
-        (L0) and its summary (L1)."""
+        (L0) and its summary (L1). ``record_access=False`` reads without counting a use."""
         budget = whole("budget", self.settings.context_budget if budget is None else budget, 16, 1_000_000)
         t0 = time.perf_counter()
-        which = RecallFilter.DEFAULT if layers is None else check(
-            RecallFilter, {**RecallFilter.DEFAULT.model_dump(), "layers": tuple(layers)}, "layers")
+        asked = {"layers": None if layers is None else tuple(layers), "record_access": record_access}
+        asked = {k: v for k, v in asked.items() if v is not None}
+        which = check(RecallFilter, RecallFilter.DEFAULT.model_dump() | asked, "context") if asked else RecallFilter.DEFAULT
         recalled = self._recall(query, k=k, namespace=namespace, filter=which, options=options,
                                 query_vector=query_vector)
         namespace = checked_namespace(namespace)
@@ -592,6 +591,7 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
         path = self.store.capabilities.file
         if path is not None and path.exists():
             out["file_bytes"] = path.stat().st_size
+            out["unscrubbed"] = self.store.unscrubbed()  # forgotten text a reader of an older snapshot still holds
         return out
 
     # export / import --------------------------------------------------------------------

@@ -17,7 +17,8 @@ from ..lifecycle.runs import RunRecorder
 from ..models import (
     Procedure, ProcedureStep, SimilarTrace, Status, ToolInvocation, ToolStats, Trace, TraceStep, TraceView, utcnow,
 )
-from ..models.records import SESSION_ID, Metadata, ToolStatus
+from ..models.fields import Metadata, SESSION_ID
+from ..models.records import ToolStatus
 from .guard import guarded, retried, whole
 
 _METADATA = TypeAdapter(Metadata)
@@ -45,11 +46,14 @@ class ProceduralMixin:
         namespace = checked_namespace(namespace)
         if isinstance(steps, str) or not all(isinstance(s, str) for s in steps):
             raise ValidationError("steps must be a list of strings")
-        with self._parts.write_lock, self._op("add_procedure", namespace):
-            proc, change, _ = self._chains.procedure(namespace, task, steps, utcnow(), importance=importance,
-                                                     confidence=confidence)
-            self._write(namespace, change)
-        return proc
+        def write() -> Procedure:
+            with self._parts.write_lock, self._op("add_procedure", namespace):
+                proc, change, _ = self._chains.procedure(namespace, task, steps, utcnow(), importance=importance,
+                                                         confidence=confidence)
+                self._write(namespace, change)
+            return proc
+
+        return retried(write)  # a step's name another process made meanwhile: resolved again
 
     def _procedure(self, namespace: str, procedure_id: str) -> Procedure:
         return self._runs.load(self._existing(namespace), procedure_id, Procedure, "procedure")

@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import ConflictError, NamespaceNotFoundError, NotFoundError, ValidationError
 from ..lifecycle import check, checked_namespace, forget_records
 from ..models import Session, utcnow
-from ..models.records import SESSION_ID
+from ..models.fields import SESSION_ID
 from .guard import guarded, retried, whole
 
 

@@ -19,7 +19,7 @@ from ..models import (
     Relation, RelationIn, Source, Status, SupersededBy, embed_text,
 )
 from ..models.entity_types import voted_type
-from ..models.records import MAX_TEXT_CHARS
+from ..models.fields import MAX_TEXT_CHARS
 from ..store import Store
 from ..text import keywords, normalise_name
 from ..text.entities import is_noise_name, is_role_word, longest_names, name_grams, name_parts

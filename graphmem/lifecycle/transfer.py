@@ -15,7 +15,7 @@ from pydantic import ValidationError as PydanticValidationError
 from ..errors import ImportFormatError, ValidationError
 from ..models import NODE_TYPES, Edge, Entity, Node, embed_text, utcnow
 from ..models.jsonl import read_jsonl, refuse_bad_lines
-from ..models.records import NAMESPACE_PATTERN, Namespace
+from ..models.fields import NAMESPACE_PATTERN, Namespace
 from ..store.base import VECTOR_KINDS, pages
 from .chains import ChainBuilder, chain_namespace
 from .entity_merges import imported_identities
@@ -89,12 +89,14 @@ def import_(parts: Parts, lines: Iterable[str], *, namespace: str | None = None,
             if kind not in NODE_TYPES:
                 raise ValueError(f"unknown kind {kind!r}")
             node = NODE_TYPES[kind].model_validate(data)
+            if node.id in line_of:  # the store would take the first and refuse (or rewrite with) the second
+                raise ValueError(f"id {node.id!r} is on line {line_of[node.id]} too")
             line_of[node.id] = state["line"]
             vec = None
             if "vector" in row:
                 vec = np.frombuffer(base64.b64decode(row["vector"], validate=True), dtype="<f4").astype(np.float32)
-                if vec.shape[0] != embedder.dim or not np.all(np.isfinite(vec)):
-                    raise ValueError(f"vector must be {embedder.dim} finite float32 values")
+                if vec.shape[0] != embedder.dim or not np.all(np.isfinite(vec)) or not vec.any():
+                    raise ValueError(f"vector must be {embedder.dim} finite float32 values, not all zero")
             return "node", (node, vec)
         if "edge" in row:
             data = {**row["edge"]}
@@ -142,7 +144,7 @@ def import_(parts: Parts, lines: Iterable[str], *, namespace: str | None = None,
     if need:
         for n, v in zip(need, embedder.embed([embed_text(n) for n in need])):
             vectors[n.id] = v
-    with parts.write_lock:
+    with parts.write_lock, store.atomic():  # all or nothing, at any size: one transaction
         # one entity per real thing: an imported entity the namespace already holds joins it
         into, joined = imported_identities(store, ns, [n for n in nodes if isinstance(n, Entity)], utcnow())
         if into:
@@ -160,7 +162,8 @@ def import_(parts: Parts, lines: Iterable[str], *, namespace: str | None = None,
                 if n.id in vectors:
                     mat[j] = vectors[n.id]
             last = i + _PUT_BATCH >= len(nodes)
-            store.put(ns, chunk, mat if chunk else None, edges if last else ())
+            # its entities were joined to the namespace's above; a dump may hold namesakes of its own
+            store.put(ns, chunk, mat if chunk else None, edges if last else (), claim_names=False)
         if state["header"].get("soul"):
             store.set_meta(ns, "soul", state["header"]["soul"])
         chain_namespace(parts, ChainBuilder(parts), ns, utcnow())  # an export written before procedures were chains

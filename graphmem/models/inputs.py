@@ -7,9 +7,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from .entity_types import entity_type
-from .records import (
-    Label, Metadata, RawText, Role, ShortStr, Source, Text, ToolCall, Unit, UTCDateTime, says_something, turn_text,
-)
+from .fields import Label, Metadata, RawText, RecordId, ShortStr, Text, UTCDateTime, Unit
+from .records import Role, Source, ToolCall, says_something, turn_text
 
 
 class MessageIn(BaseModel):
@@ -26,7 +25,7 @@ class MessageIn(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     tool_call_id: ShortStr | None = None
     created_at: UTCDateTime | None = None
-    id: str | None = None
+    id: RecordId | None = None  # checked up front as the write checks it
     metadata: Metadata = Field(default_factory=dict)
 
     @model_validator(mode="after")

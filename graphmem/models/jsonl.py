@@ -12,7 +12,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from ..errors import GraphMemError, ImportFormatError, ValidationError
 from .inputs import MessageIn
-from .records import SESSION_ID
+from .fields import SESSION_ID
 
 T = TypeVar("T")
 
@@ -72,11 +72,22 @@ def read_messages(lines: Iterable[str], session: str | None) -> list[tuple[str, 
     """(session_id, message) pairs of a JSONL of messages (``{role, content, speaker?,
     created_at?, session_id?}``); ``session`` serves lines without a session_id."""
 
+    seen: set[str] = set()
+
     def parse(data: dict[str, Any]) -> tuple[str, MessageIn]:
         sid = data.pop("session_id", None) or session
         if not sid:
             raise ValueError("no session_id on the line and no session given")
-        return SESSION_ID.validate_python(str(sid)), MessageIn.model_validate(data)  # all lines before any write
+        try:
+            sid = SESSION_ID.validate_python(str(sid))
+        except PydanticValidationError as exc:
+            raise ValueError(f"session_id {sid!r}: {exc.errors()[0]['msg']}") from None
+        row = sid, MessageIn.model_validate(data)  # all lines before any write
+        if row[1].id is not None:
+            if row[1].id in seen:
+                raise ValueError(f"id {row[1].id!r} is on an earlier line too")
+            seen.add(row[1].id)
+        return row
 
     rows, errors = read_jsonl(lines, parse)
     refuse_bad_lines(errors, "added")

@@ -5,27 +5,21 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import time
 from datetime import datetime, timezone
 from enum import Enum
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationInfo,
-    WithJsonSchema, field_validator, model_validator,
+    BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, WithJsonSchema, field_validator, model_validator,
 )
 
 from .entity_types import entity_type
-
-NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@\-]{0,127}$"
-MAX_TEXT_CHARS = 20_000  # a text, a summary, a soul, an entity description
-MAX_METADATA_CHARS = 20_000  # metadata as JSON
-MAX_METADATA_DEPTH = 16
+from .fields import (
+    CONTROL_CHARS, LongStr, Metadata, Namespace, RawText, ShortStr, Text, UTCDateTime, Unit, from_store, id_shape,
+)
 
 _last_ts = 0
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 def utcnow() -> datetime:
@@ -40,91 +34,6 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{ts:014x}{os.urandom(5).hex()}"
 
 
-def _to_utc(value: datetime) -> datetime:
-    # Naive datetimes are read as UTC (documented); aware ones are converted.
-    if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
-
-
-def _unicode(value: str) -> str:
-    if _SURROGATE.search(value):  # not encodable: no store, tokenizer or file could take it
-        raise ValueError("text contains a lone surrogate (not valid Unicode)")
-    return value
-
-
-def _stored(info: ValidationInfo) -> bool:
-    """Validating a record read back from a store (``hydrate``): limits added later must not
-    make data written before them unreadable, so only inputs are held to them."""
-    return bool(info.context and info.context.get("stored"))
-
-
-def _long_text(value: str, info: ValidationInfo | None = None) -> str:
-    if info is not None and _stored(info):
-        return value
-    value = _unicode(_CONTROL.sub("", value).strip())
-    if len(value) > MAX_TEXT_CHARS:
-        raise ValueError(f"text has {len(value)} characters; the limit is {MAX_TEXT_CHARS}")
-    return value
-
-
-def _raw_text(value: str, info: ValidationInfo) -> str:
-    """A turn's content as it was sent, byte for byte: only lone surrogates (no store can hold
-    them) and the size limit are refused. Search normalises its own copy, never this one."""
-    if _stored(info):
-        return value
-    if len(value) > MAX_TEXT_CHARS:
-        raise ValueError(f"content has {len(value)} characters; the limit is {MAX_TEXT_CHARS}")
-    return _unicode(value)
-
-
-def _clean_text(value: str) -> str:
-    value = _long_text(value)
-    if not value:
-        raise ValueError("text must not be empty")
-    return value
-
-
-def _json_metadata(value: dict[str, Any], info: ValidationInfo) -> dict[str, Any]:
-    """Metadata is JSON: string keys; strings, finite numbers, booleans, null, lists and objects
-    nested at most MAX_METADATA_DEPTH deep; at most MAX_METADATA_CHARS as JSON."""
-    if _stored(info):
-        return value
-    stack: list[tuple[Any, int]] = [(value, 1)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, (dict, list)):
-            if depth > MAX_METADATA_DEPTH:
-                raise ValueError(f"metadata is nested more than {MAX_METADATA_DEPTH} deep")
-            if isinstance(item, dict) and not all(isinstance(k, str) and k and "\x00" not in k for k in item):
-                raise ValueError("metadata keys must be non-empty strings without NUL")
-            if isinstance(item, dict):
-                for k in item:  # a lone surrogate in a key became U+FFFD on the way to the store
-                    _unicode(k)
-            stack += [(v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)]
-        elif isinstance(item, str):
-            _unicode(item)
-        elif isinstance(item, float) and not math.isfinite(item):
-            raise ValueError(f"metadata numbers must be finite (got {item})")
-        elif item is not None and not isinstance(item, (bool, int, float)):
-            raise ValueError(f"metadata values must be JSON (got a {type(item).__name__})")
-    size = len(json.dumps(value, ensure_ascii=False))
-    if size > MAX_METADATA_CHARS:
-        raise ValueError(f"metadata has {size} characters as JSON; the limit is {MAX_METADATA_CHARS}")
-    return value
-
-
-UTCDateTime = Annotated[datetime, AfterValidator(_to_utc)]
-Namespace = Annotated[str, StringConstraints(pattern=NAMESPACE_PATTERN)]
-Text = Annotated[str, AfterValidator(_clean_text)]
-LongStr = Annotated[str, AfterValidator(_long_text)]  # may be empty
-RawText = Annotated[str, AfterValidator(_raw_text)]  # may be empty; never stripped
-Label = Annotated[str, StringConstraints(max_length=200), AfterValidator(_unicode)]  # may be empty
-Metadata = Annotated[dict[str, Any], AfterValidator(_json_metadata)]
-Unit = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
-ShortStr = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
-                     AfterValidator(_unicode)]
-SESSION_ID = TypeAdapter(ShortStr)
 # a [start, end) pair as plain JSON Schema (some OpenAPI tools do not read prefixItems)
 _WINDOW_SCHEMA = {"type": "array", "items": {"type": "integer", "minimum": 0}, "minItems": 2, "maxItems": 2}
 
@@ -187,9 +96,7 @@ class Record(BaseModel):
     @field_validator("id")
     @classmethod
     def _id_shape(cls, value: str) -> str:
-        if value and not re.fullmatch(r"[\w\-:.@]{1,128}", value):
-            raise ValueError("ids use letters (any script), digits and _-:.@ only, at most 128")
-        return value
+        return id_shape(value)
 
     def value_of(self, name: str) -> Any:
         """The field ``name``, None where this kind has none: for code that reads every kind
@@ -274,7 +181,7 @@ class ToolCall(BaseModel):
 def says_something(content: str, tool_calls: list[ToolCall], stored: bool = False) -> None:
     """A turn has content or tool calls (an assistant turn may hold only calls); control
     characters alone (NUL, BEL) are no content, except in a turn stored before that rule."""
-    if not (content if stored else _CONTROL.sub("", content)).strip() and not tool_calls:
+    if not (content if stored else CONTROL_CHARS.sub("", content)).strip() and not tool_calls:
         raise ValueError("content must not be empty or control characters only (a turn may be empty only when it carries tool_calls)")
 
 
@@ -307,7 +214,7 @@ class Message(Scorable):
 
     @model_validator(mode="after")
     def _says_something(self, info: ValidationInfo) -> "Message":
-        says_something(self.content, self.tool_calls, stored=_stored(info))
+        says_something(self.content, self.tool_calls, stored=from_store(info))
         self.__dict__["confidence"] = 1.0  # set, not assigned: an assignment would validate the model again
         return self
 
@@ -551,6 +458,13 @@ class Edge(BaseModel):
     key: str = ""
     props: dict[str, Any] = Field(default_factory=dict)
     created_at: UTCDateTime = Field(default_factory=utcnow)
+
+    @field_validator("props")
+    @classmethod
+    def _keys(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if not all(k and "\x00" not in k for k in value):  # Neo4j refuses them at the write
+            raise ValueError("edge property keys must be non-empty and without NUL")
+        return value
 
 
 class Relation(BaseModel):

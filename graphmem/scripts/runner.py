@@ -13,7 +13,7 @@ from pydantic import ValidationError as PydanticValidationError
 from ..errors import ValidationError
 from ..extract.extractors import Extractor
 from ..models import LAYERS, Layer, item_text, utcnow
-from ..models.records import UTCDateTime
+from ..models.fields import UTCDateTime
 
 
 class _Step(BaseModel):

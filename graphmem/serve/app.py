@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import (ConfigurationError, ConflictError, EmbeddingError, ExtractionError, GraphMemError, NotFoundError,
                       StoreError, ValidationError)
-from ..models.records import NAMESPACE_PATTERN
+from ..models.fields import NAMESPACE_PATTERN
 from .hosts import BrowserGuard, HostPolicy, cors_options
 from .keys import KeyStore, token_of
 

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 
 from ..errors import NotFoundError, StoreError, ValidationError
 from ..models import utcnow
-from ..models.records import NAMESPACE_PATTERN
+from ..models.fields import NAMESPACE_PATTERN
 
 PREFIX = "gmk"
 

@@ -42,16 +42,28 @@ class Namespaces:
         self.namespace, self.keys = namespace, keys
 
     def __call__(self, ctx: Context, write: bool = False) -> str:
+        key = self._key(ctx)
+        if key is None:
+            return self.namespace  # stdio, or an open loopback HTTP server: the configured namespace
+        if write and key.read_only:
+            raise ValidationError("this API key is read-only")
+        return key.namespace
+
+    def read(self, ctx: Context) -> dict[str, Any]:
+        """A read's namespace; a read-only key's reads change nothing, not even use counts."""
+        key = self._key(ctx)
+        return {"namespace": self.namespace} if key is None else \
+            {"namespace": key.namespace, "record_access": False if key.read_only else None}
+
+    def _key(self, ctx: Context) -> Any:
         headers = ctx.headers if ctx is not None else None
         if headers is None or self.keys is None or not self.keys.any():
-            return self.namespace  # stdio, or an open loopback HTTP server: the configured namespace
+            return None
         token = token_of(headers)
         key = self.keys.verify(token) if token else None
         if key is None:
             raise ValidationError("a valid graphmem API key is required (Authorization: Bearer <key>)")
-        if write and key.read_only:
-            raise ValidationError("this API key is read-only")
-        return key.namespace
+        return key
 
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -108,14 +120,14 @@ def build(memory: Any, namespace: str = "default", keys: KeyStore | None = None)
         """The k best memories, episodes, procedures and turns for a query, each with its score,
         the five factors behind it (relevance, importance, confidence, recency, frequency) and
         how it was found (vector, keyword, graph path)."""
-        return [_item(s) for s in memory.recall(query, k=k, layers=layers, namespace=ns(ctx))]
+        return [_item(s) for s in memory.recall(query, k=k, layers=layers, **ns.read(ctx))]
 
     @server.tool()
     @tool_errors
     def context(query: str, ctx: Context, budget: int = 1500, session_id: str | None = None) -> str:
         """A prompt block for the task at hand, packed into `budget` tokens: identity, the most
         relevant memories, episodes and procedures, and the session's recent turns."""
-        return memory.context(query, budget=budget, session_id=session_id, namespace=ns(ctx)).text
+        return memory.context(query, budget=budget, session_id=session_id, **ns.read(ctx)).text
 
     @server.tool()
     @tool_errors

@@ -212,7 +212,7 @@ class ContextRequest(BaseModel):
 def context(body: ContextRequest, request: Request, who: Tenant = Depends(tenant)) -> Context:
     """A prompt block packed into a token budget: soul, summary, memories, episodes, turns."""
     return memory(request).context(body.query, budget=body.budget, session_id=body.session_id, k=body.k,
-                                   namespace=who.namespace)
+                                   namespace=who.namespace, record_access=False if who.read_only else None)
 
 
 # entities, episodes, procedures ------------------------------------------------------------

@@ -12,6 +12,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -21,7 +22,7 @@ import numpy as np
 
 from pydantic import ValidationError as PydanticValidationError
 
-from ..errors import StoreError, ValidationError
+from ..errors import StoreError, ValidationError, WriteRace
 from ..models import NODE_TYPES, Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..text import index_terms, normalise_name
 from .layers import LayerAsk, LayerHits, Walked
@@ -170,6 +171,21 @@ def entity_norms(node: Entity) -> set[str]:
     return {normalise_name(n) for n in [node.name, *node.aliases]} - {""}
 
 
+def name_taken(new: Sequence[Entity], named: Mapping[str, list[Entity]]) -> WriteRace | None:
+    """The conflict of a write that creates entities another writer has created since this one
+    looked their names up: an entity already found by a new one's name, of its type or of a type
+    nobody stated (what the resolver would have linked to). Checked inside the write's
+    transaction, with other writers of the namespace held off (the embedded store's write lock,
+    the namespace node's lock on Neo4j), so one entity per name and type stands whatever the
+    number of processes; the caller's write is retried and then finds it."""
+    for ent in new:
+        for other in named.get(normalise_name(ent.name), []):
+            same_kind = other.type == ent.type or not other.typed or not ent.typed
+            if other.id != ent.id and not other.merged_into and same_kind:
+                return WriteRace(f"entity {ent.name!r} ({ent.type}) was created by another writer meanwhile ({other.id})")
+    return None
+
+
 def named_lists(hits: dict[str, list[str]], entities: dict[str, Entity]) -> dict[str, list[Entity]]:
     """Names -> the entities found by each, oldest first (ids are time-ordered)."""
     out = {norm: [entities[i] for i in sorted(set(ids)) if i in entities] for norm, ids in hits.items()}
@@ -274,14 +290,16 @@ class Store(Protocol):
     # nodes ------------------------------------------------------------------------------
     def put(
         self, namespace: str, nodes: Sequence[Node], vectors: np.ndarray | None = None, edges: Sequence[Edge] = (),
-        *, expect: Mapping[str, datetime | None] | None = None,
+        *, expect: Mapping[str, datetime | None] | None = None, claim_names: bool = True,
     ) -> None:
         """Insert or replace ``nodes`` and ``edges`` (all of ``namespace``) in one transaction.
         ``vectors``, when given, has one row per node; a row of NaN means "no vector". Edge
         endpoints must exist in the store or in this batch. ``expect`` makes the write
         conditional: each id must still have that ``updated_at`` (None: must not exist), checked
-        in the same transaction with the records locked, or ``ConflictError`` and nothing written
-        (a read-modify-write that another process may race)."""
+        in the same transaction with the records locked, or ``WriteRace`` and nothing written
+        (a read-modify-write that another process may race). A new entity that another entity
+        of the namespace is already named as (``name_taken``) is a ``WriteRace`` as well,
+        unless ``claim_names`` is False (an import keeps the records it is given)."""
 
     def get(self, namespace: str, ids: Sequence[str]) -> list[Node]:
         """The nodes found, in the order asked; unknown ids are left out."""
@@ -315,6 +333,17 @@ class Store(Protocol):
     def delete(self, namespace: str, ids: Sequence[str]) -> int:
         """Delete nodes with their edges (and relation edges derived from them), vectors and
         index entries; returns nodes deleted."""
+
+    def atomic(self) -> AbstractContextManager[None]:
+        """Every write of the block in one transaction: all of it or, on an error or a crash at
+        any point, none of it (an import, ``graphmem add``). Nested blocks join the outer one.
+        The embedded store holds off every other writer meanwhile; Neo4j's other sessions do
+        not see the block's writes until it commits."""
+
+    def unscrubbed(self) -> bool:
+        """Whether deleted text may still be in the store's file (the embedded store: a reader
+        of an older snapshot held its pages past the delete's wait; they are scrubbed once it
+        lets go). A server's files are its own (False)."""
 
     def vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]: ...
 

@@ -27,13 +27,13 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from ..errors import ConfigurationError, ConflictError, StoreError, ValidationError
+from ..errors import ConfigurationError, StoreError, ValidationError, WriteRace
 from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..telemetry import traced_methods
 from ..text import index_terms, normalise_name
 from .base import (
-    AccessBuffer, Accesses, StoreCapabilities, check_batch, entity_norms, first_named, hydrate, named_lists, node_text,
-    prepare_vectors, scope_token,
+    AccessBuffer, Accesses, StoreCapabilities, check_batch, entity_norms, first_named, hydrate, name_taken, named_lists,
+    node_text, prepare_vectors, scope_token,
 )
 from .embedded_ann import drop_indexes
 from .embedded_graph import GraphMixin
@@ -44,14 +44,14 @@ from .embedded_parts import chunks as _chunks
 from .embedded_parts import ts as _ts
 from .embedded_reembed import ReembedMixin
 from .embedded_search import SearchMixin
+from .embedded_tx import TransactionsMixin
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "2"
-_CHECKPOINT_SECONDS = 2.0
 
 @traced_methods("graphmem.store")
-class EmbeddedStore(GraphMixin, ReembedMixin, SearchMixin):
+class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin):
     """SQLite + networkx + numpy in one file. See the module docstring."""
 
     def __init__(self, path: str | Path, ann_threshold: int = 0) -> None:
@@ -68,6 +68,8 @@ class EmbeddedStore(GraphMixin, ReembedMixin, SearchMixin):
         self._data_version: int | None = None
         self._wrote = threading.Event()
         self._closing = threading.Event()
+        self._atomic: set[str] | None = None  # inside atomic(): the namespaces written; one transaction
+        self._unscrubbed = threading.Event()  # forgotten text may still be in the file: a reader held an older snapshot
         self._checkpoint_thread: threading.Thread | None = None
         self._readers = threading.local()  # per-thread read connections for lock-free FTS queries
         self._reader_conns: list[sqlite3.Connection] = []
@@ -150,26 +152,6 @@ class EmbeddedStore(GraphMixin, ReembedMixin, SearchMixin):
                 self._reader_conns.append(conn)
         return conn
 
-    def _start_checkpointer(self) -> None:
-        if self._checkpoint_thread is None and str(self.path) != ":memory:":
-            self._closing.clear()
-            self._checkpoint_thread = threading.Thread(target=self._checkpointer, name="graphmem-checkpoint", daemon=True)
-            self._checkpoint_thread.start()
-
-    def _checkpointer(self) -> None:
-        """Copy committed WAL pages into the database file every few seconds after writes. A
-        checkpoint changes no data, so it leaves data_version (and every cache) alone."""
-        conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
-        try:
-            while not self._closing.is_set():
-                if self._wrote.wait(_CHECKPOINT_SECONDS) and not self._closing.wait(_CHECKPOINT_SECONDS):
-                    self._wrote.clear()
-                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
-        except sqlite3.Error as exc:  # the next write restarts it; a failed checkpoint loses nothing
-            log.warning("WAL checkpoint failed: %s", exc)
-        finally:
-            conn.close()
-
     def close(self) -> None:
         with self._lock:
             if self._conn is not None:
@@ -209,22 +191,6 @@ class EmbeddedStore(GraphMixin, ReembedMixin, SearchMixin):
         except sqlite3.Error as exc:
             raise StoreError(f"SQLite error in {self.path}: {exc}") from exc
 
-    @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Cursor]:
-        conn = self._connect()
-        cur = conn.cursor()
-        cur.execute("BEGIN IMMEDIATE")
-        try:
-            yield cur
-        except BaseException:
-            cur.execute("ROLLBACK")
-            raise
-        else:
-            cur.execute("COMMIT")
-            self._commits += 1
-            self._wrote.set()
-            self._start_checkpointer()
-
     def _read_data_version(self) -> int:
         return self._connect().execute("PRAGMA data_version").fetchone()[0]
 
@@ -261,14 +227,6 @@ class EmbeddedStore(GraphMixin, ReembedMixin, SearchMixin):
             self._scrub()
             return len(rowids)
 
-    def _scrub(self) -> None:
-        """Deleted text gone from the file as well: the full-text index merged without the
-        deleted rows (their terms stay in old segments until a merge), freed pages zeroed
-        (secure_delete), the WAL copied back and truncated (it holds the pages as written)."""
-        with self._tx() as cur:
-            cur.execute("INSERT INTO fts(fts) VALUES ('optimize')")
-        self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
     def get_meta(self, namespace: str, key: str) -> str | None:
         with self._lock, self._guard():
             row = self.conn.execute(
@@ -292,20 +250,28 @@ class EmbeddedStore(GraphMixin, ReembedMixin, SearchMixin):
     # nodes ------------------------------------------------------------------------------
     def put(
         self, namespace: str, nodes: Sequence[Node], vectors: np.ndarray | None = None, edges: Sequence[Edge] = (),
-        *, expect: Mapping[str, datetime | None] | None = None,
+        *, expect: Mapping[str, datetime | None] | None = None, claim_names: bool = True,
     ) -> None:
         if not nodes and not edges:
             return
         check_batch(namespace, nodes, edges)
         vectors, has_vec = prepare_vectors(nodes, vectors, self._dim())
+        entities = [n for n in nodes if isinstance(n, Entity) and not n.merged_into] if claim_names else []
         with self._lock, self._guard():
             self._sync()
+            if self._atomic is not None:
+                self._atomic.add(namespace)
             with self._tx() as cur:  # BEGIN IMMEDIATE: no other writer until it commits
                 for node_id, at in (expect or {}).items():
                     row = cur.execute("SELECT updated_at FROM nodes WHERE namespace = ? AND id = ?",
                                       (namespace, node_id)).fetchone()
                     if (row[0] if row else None) != _ts(at):
-                        raise ConflictError(f"{node_id!r} was changed by another writer meanwhile")
+                        raise WriteRace(f"{node_id!r} was changed by another writer meanwhile")
+                if entities:
+                    stored = {n.id for n in self.get(namespace, [e.id for e in entities])}
+                    new = [e for e in entities if e.id not in stored]
+                    if new and (clash := name_taken(new, self.entities_named(namespace, [e.name for e in new]))):
+                        raise clash
                 self._ensure_namespace(cur, namespace)
                 for i, node in enumerate(nodes):
                     self._put_one(cur, namespace, node, vectors[i] if has_vec[i] else None)

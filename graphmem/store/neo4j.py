@@ -29,12 +29,12 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..errors import ConfigurationError, ConflictError, StoreError, ValidationError
-from ..models import Edge, EdgeType, Node, NodeKind, Status
+from ..errors import ConfigurationError, StoreError, ValidationError, WriteRace
+from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..telemetry import traced_methods
 from .base import (
     VECTOR_KINDS, AccessBuffer, Accesses, Direction, StoreCapabilities, check_batch, entity_norms, hydrate,
-    prepare_vectors,
+    name_taken, named_lists, prepare_vectors,
 )
 from .cypher import LABELS, VECTOR_PROPS, query, schema_files
 from .neo4j_reembed import ReembedMixin
@@ -47,7 +47,7 @@ from .neo4j_rows import chunks as _chunks
 from .neo4j_rows import edge_rows as _edge_rows
 from .neo4j_rows import props as _props
 from .neo4j_rows import to_native as _to_native
-from .neo4j_search import SearchMixin
+from .neo4j_search import SearchMixin, _norms
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +99,7 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
         # for the writes this store made before it, so a recall sees the turns just added
         self._bookmarks = neo4j.GraphDatabase.bookmark_manager()
         self._lock = threading.RLock()
+        self._block = threading.local()  # atomic(): this thread's open transaction
         self._access = AccessBuffer(self._write_access)
         self._label_counts: dict[str, tuple[float, int]] = {}
         self._shares: dict[tuple[str, str], float] = {}  # a tenant's share of a kind's HNSW candidates
@@ -139,8 +140,32 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
         return self._driver.session(database=self.database, bookmark_manager=self._bookmarks, **options)
 
     def _run(self, write: bool, work: Callable[[Any], T]) -> T:
+        tx = getattr(self._block, "tx", None)
+        if tx is not None:  # inside atomic() on this thread: its one transaction reads and writes
+            with self._errors():
+                return work(tx)
         with self._errors(), self._session() as session:
             return session.execute_write(work) if write else session.execute_read(work)
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        if getattr(self._block, "tx", None) is not None:  # nested: the outer block decides
+            yield
+            return
+        with self._errors(), self._session() as session:
+            tx = session.begin_transaction()
+            self._block.tx = tx
+            try:
+                yield
+            except BaseException:
+                if not tx.closed():  # a failed statement closed it already
+                    tx.rollback()
+                raise
+            else:
+                tx.commit()
+            finally:
+                self._block.tx = None
+                tx.close()
 
     def _statement(self, write: bool, name: str, params: dict[str, Any]) -> list[Any]:
         """Run one named query in its own managed transaction; ``_ids`` fills its slots."""
@@ -287,12 +312,13 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
     # nodes ---------------------------------------------------------------------------------
     def put(
         self, namespace: str, nodes: Sequence[Node], vectors: np.ndarray | None = None, edges: Sequence[Edge] = (),
-        *, expect: Mapping[str, datetime | None] | None = None,
+        *, expect: Mapping[str, datetime | None] | None = None, claim_names: bool = True,
     ) -> None:
         if not nodes and not edges:
             return
         check_batch(namespace, nodes, edges)
         vectors, has_vec = prepare_vectors(nodes, vectors, self._dim())
+        entities = [n for n in nodes if isinstance(n, Entity) and not n.merged_into] if claim_names else []
         by_kind: dict[str, list[dict[str, Any]]] = {}
         names: list[dict[str, Any]] = []
         for i, node in enumerate(nodes):
@@ -316,8 +342,10 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
                                                                        ids=list(expect))}
                 changed = [i for i, at in expect.items() if now.get(i) != at]
                 if changed:
-                    raise ConflictError(f"{changed[0]!r} was changed by another writer meanwhile")
+                    raise WriteRace(f"{changed[0]!r} was changed by another writer meanwhile")
             self._tx(tx, "namespace_ensure", namespace=namespace, now=datetime.now(timezone.utc))
+            if entities:
+                self._claim_names(tx, namespace, entities)
             marked[:] = self._tx(tx, "nodes_retire_begin", namespace=namespace, rows=staged)[0]["marked"] if staged else []
             for kind, rows in by_kind.items():
                 clash = self._tx(tx, "nodes_kind_conflicts", namespace=namespace, ids=[r["id"] for r in rows], kind=kind)
@@ -339,6 +367,22 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
             self._finish_retirements(namespace, [r for rows in by_kind.values() for r in rows if r["id"] in second])
         self._access.discard(namespace, [node.id for node in nodes])  # the records written carry their counts
         self._access.maybe_flush()
+
+    def _claim_names(self, tx: Any, namespace: str, entities: list[Entity]) -> None:
+        """``name_taken`` with the namespace's other writers of new entities held off until this
+        write commits (a write that only changes entities takes no lock)."""
+        stored = {r["id"] for r in self._tx(tx, "nodes_updated_at", namespace=namespace, ids=[e.id for e in entities])}
+        new = [e for e in entities if e.id not in stored]
+        if not new:
+            return
+        self._tx(tx, "namespace_lock", namespace=namespace, now=datetime.now(timezone.utc))
+        (row,) = self._tx(tx, "entity_names_find", namespace=namespace, norms=sorted(_norms(e.name for e in new)))
+        hits: dict[str, list[str]] = {}
+        for norm, entity_id in row["hits"]:
+            hits.setdefault(norm, []).append(entity_id)
+        found = {n.id: n for n in self._hydrate(row["rows"], namespace)}
+        if clash := name_taken(new, named_lists(hits, found)):  # type: ignore[arg-type]
+            raise clash
 
     def _put_edges(
         self, tx: Any, namespace: str, rows: dict[str, list[dict[str, Any]]], in_batch: set[str]
@@ -430,6 +474,9 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
         if edges:
             out["edges"] = self._read("edges_count", namespace=namespace)[0]["n"]
         return out
+
+    def unscrubbed(self) -> bool:
+        return False  # the server's store files are its own
 
     def delete(self, namespace: str, ids: Sequence[str]) -> int:
         if not ids:

@@ -24,6 +24,9 @@ _SPACY_TYPES = {
 _JIEBA_TYPES = {"nr": "person", "nrfg": "person", "nrt": "person", "ns": "place", "nt": "org", "nz": "thing"}
 _CJK_SPAN = re.compile(rf"[{_CJK}]+")
 _HMM_CHARS = 600  # Chinese characters of a text tagged with jieba's HMM; the rest by its dictionary
+# characters the POS model has never seen cost its Viterbi every state at every step (~25 ms each): a
+# name has one or two (王玥), a run of rare ones ("齉" x 1,000: 7.6 CPU s a turn) is read by the dictionary
+_HMM_UNSEEN = 4
 _CAPITALISED = re.compile(r"(^|[.!?]\s+|\s)([A-Z][\w'’-]*)")
 _SPACES = re.compile(r"\s+")
 # a predicate written as a token between two names ("Ann WORKS_AT Initech", "Bob MANAGES Carol"):
@@ -151,7 +154,8 @@ class EntityTagger:
             budget = _HMM_CHARS  # jieba's HMM (new words) costs ~4 ms a character on unfamiliar runs
             pieces = [span[k : k + 100] for span in spans for k in range(0, len(span), 96)]  # overlap: names <= 4
             for span in pieces:
-                pairs = pseg.lcut(span, HMM=budget > 0)  # past the budget: its dictionary only
+                hmm = budget > 0 and sum(c not in pseg.char_state_tab_P for c in span) <= _HMM_UNSEEN
+                pairs = pseg.lcut(span, HMM=hmm)  # past the budget, or on rare characters: its dictionary only
                 for k, pair in enumerate(pairs):
                     etype = _JIEBA_TYPES.get(pair.flag)
                     if pair.flag == "nr" and not _chinese_name(pair.word):

@@ -194,6 +194,26 @@ def test_what_the_tagger_derives_never_refuses_or_stalls_a_write(gmem, wait, cap
     assert "Lisbon" in names and max(map(len, names)) <= MAX_NAME_CHARS, names
 
 
+def test_a_run_of_rare_chinese_characters_is_tagged_by_the_dictionary_not_by_the_hmm(monkeypatch):
+    import jieba.posseg as pseg
+
+    from graphmem.text.entities import EntityTagger
+
+    tagger, steps = EntityTagger(), []
+    tagger.tag("我叫张伟。")  # jieba loaded
+    viterbi = pseg.viterbi
+
+    def counted(obs, *args):
+        steps.append(len(obs))
+        return viterbi(obs, *args)
+
+    monkeypatch.setattr(pseg, "viterbi", counted)
+    for attack in ("齉" * 1000, "齉的" * 500, "龘" * 20_000):  # 7.6 CPU s a turn when the HMM read them
+        assert tagger.tag(attack) == [] and steps == [], attack
+    assert {("张伟", "person"), ("杭州", "place")} <= {(e.name, e.type) for e in tagger.tag("同事张伟搬到杭州了，住在犇犇家旁边。")}
+    assert steps  # a sentence with a rare character or two still goes through the HMM
+
+
 def test_a_turn_whose_derived_names_break_a_limit_is_enriched_without_them_and_the_queue_goes_on(gmem, monkeypatch):
     from graphmem.text import TaggedEntity
 

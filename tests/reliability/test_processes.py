@@ -1,5 +1,6 @@
 """Several processes writing one store (both backends): appends to one session keep one order
-and count, and corrections racing on one memory leave exactly one current version."""
+and count, corrections racing on one memory leave exactly one current version, and new names
+written at once make one entity each."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from graphmem import Memory
 from graphmem.errors import ValidationError
 from graphmem.settings import Settings
+from graphmem.text import normalise_name
 
 from ..conftest import make_memory, neo4j_store
 
@@ -36,6 +38,20 @@ def _correct(backend: str, path: str, memory_id: str, value: str, out: mp.Queue,
         out.put(mem.update(memory_id, text=f"Alice prefers {value}", object=value).id)
     except ValidationError as exc:  # the other process corrected it first: correct the newest version
         out.put(str(exc))
+    mem.close()
+
+
+NAMES = [("Ingrid Solberg", "person"), ("Tromsø Kayak Club", "org"), ("周海燕", "person")]
+
+
+def _name(backend: str, path: str, writer: int, start: mp.Event) -> None:
+    mem = _open(backend, path)
+    start.wait()
+    entities = [{"name": n, "type": t} for n, t in NAMES]
+    mem.remember(f"Ingrid Solberg and 周海燕 paddle with the Tromsø Kayak Club ({writer})", entities=entities)
+    for n, t in NAMES:
+        mem.add_entity(n, type=t)
+    mem.add_procedure(f"launch a kayak {writer}", ["ask Ingrid Solberg for the key", "open the Tromsø Kayak Club shed"])
     mem.close()
 
 
@@ -82,3 +98,16 @@ def test_processes_correcting_one_memory_leave_one_current_version(shared):
     current = [m for m in mem.list("memory", status="active") if m.subject == "Alice"]
     assert len(current) == 1, said
     assert sum("superseded; correct its newest version" in s for s in said) == 1
+
+
+def test_processes_naming_the_same_new_people_at_once_make_one_entity_each(shared):
+    backend, path, mem = shared
+    mem.remember("The namespace exists")
+    _run([(_name, backend, path, w) for w in range(5)])
+    entities = mem.list("entity", limit=1000)
+    for name, type_ in NAMES:
+        same = [e for e in entities if normalise_name(e.name) == normalise_name(name)]
+        assert [(e.type, e.merged_into) for e in same] == [(type_, None)], same
+    written = [m for m in mem.list("memory", limit=100) if "Kayak Club" in m.text]
+    assert len(written) == 5  # every writer's memory, each linked to the one entity
+    assert {m.id for m in mem.neighbourhood("Tromsø Kayak Club").memories} >= {m.id for m in written}

@@ -1,9 +1,14 @@
 """What a record leaves behind: a memory written again under its id says only what it says
-now, and forgetting takes the entities only the forgotten records named (both backends)."""
+now, and forgetting takes the entities only the forgotten records named (both backends); the
+text of what was forgotten is gone from the embedded file, a reader of an older snapshot
+notwithstanding."""
 
 from __future__ import annotations
 
 import io
+import multiprocessing as mp
+import sqlite3
+import time
 
 import pytest
 
@@ -56,6 +61,48 @@ def test_forgotten_text_is_gone_from_the_embedded_file(tmp_path, what):
         for secret in (b"zebrafish", b"quokka", b"99887766"):
             assert not [p.name for p in files if secret in p.read_bytes()], secret
         assert m.recall("weather", k=1)  # the rest is intact
+
+
+def _hold_snapshot(path: str, held, release) -> None:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("BEGIN")
+    conn.execute("SELECT count(*) FROM nodes").fetchone()  # a read transaction: the file as it is now
+    held.set()
+    release.wait(300)
+    conn.execute("COMMIT")
+    conn.close()
+
+
+def test_forget_does_not_wait_on_a_reader_of_an_older_snapshot_and_scrubs_once_it_ends(tmp_path):
+    from graphmem import Memory
+
+    path = tmp_path / "graphmem.db"
+    files = lambda: [p for p in tmp_path.iterdir() if p.name.startswith("graphmem.db")]  # noqa: E731
+    held_by = lambda secret: [p.name for p in files() if secret in p.read_bytes()]  # noqa: E731
+    with Memory(path) as m:
+        m.remember_many([{"text": f"Filler memory {i} about the garden"} for i in range(30)])
+        secret = m.remember("The vault code is okapi 31415926")
+        ctx = mp.get_context("spawn")
+        held, release = ctx.Event(), ctx.Event()
+        reader = ctx.Process(target=_hold_snapshot, args=(str(path), held, release))
+        reader.start()
+        try:
+            assert held.wait(120)
+            m.forget(secret.id)  # returns with the reader still in its snapshot (it waited 2 s at most)
+            assert reader.is_alive() and m.stats()["unscrubbed"] is True  # and says the file still holds it
+            assert m.recall("vault code", k=3) == [] or "okapi" not in m.recall("vault code", k=3)[0].text
+        finally:
+            release.set()
+            reader.join(60)
+        for _ in range(300):  # the checkpointer scrubs it once the reader lets go (every 2 s)
+            if not m.stats()["unscrubbed"]:
+                break
+            time.sleep(0.2)
+        assert m.stats()["unscrubbed"] is False
+        assert not held_by(b"31415926") and not held_by(b"okapi")
+        again = m.remember("The spare code is tapir 27182818")  # no reader: gone when forget returns
+        m.forget(again.id)
+        assert not held_by(b"27182818") and m.stats()["unscrubbed"] is False
 
 
 def test_no_tenant_can_crowd_out_another_with_its_scope_token(gmem):
