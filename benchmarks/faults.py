@@ -498,7 +498,8 @@ def _name_child(backend: str, path: str, names: list[str], writer: int, start: A
         start.wait()
         try:
             for name in names:
-                m.remember(f"{name} joined the rowing club (writer {writer})", entities=[{"name": name, "type": "person"}])
+                m.remember(f"{name} joined the rowing club (writer {writer})",
+                           entities=[{"name": name, "type": "person"}])
                 m.add_entity(name, type="person")
         except GraphMemError as exc:
             out.put(f"writer {writer}: {type(exc).__name__}: {exc}")
@@ -516,10 +517,11 @@ def names(backend: str, trials: int = 10, processes: int = 5, per_trial: int = 4
                 wipe_neo4j()
             with open_memory(backend, path) as m:
                 m.remember("the namespace exists")
-            wanted = [f"{first} {last}{trial}" for first, last in zip(["Astrid", "Bengt", "Cecilia", "Dag", "Ebba"],
-                                                                      ["Lindqvist", "Holm", "Sandberg", "Ek", "Berg"])][:per_trial]
+            firsts, lasts = ["Astrid", "Bengt", "Cecilia", "Dag", "Ebba"], ["Lindqvist", "Holm", "Sandberg", "Ek", "Berg"]
+            wanted = [f"{first} {last}{trial}" for first, last in zip(firsts, lasts)][:per_trial]
             start, out = ctx.Event(), ctx.Queue()
-            procs = [ctx.Process(target=_name_child, args=(backend, path, wanted, w, start, out)) for w in range(processes)]
+            procs = [ctx.Process(target=_name_child, args=(backend, path, wanted, w, start, out))
+                     for w in range(processes)]
             for proc in procs:
                 proc.start()
             start.set()

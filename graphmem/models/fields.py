@@ -116,4 +116,4 @@ def id_shape(value: str) -> str:
 
 
 RecordId = Annotated[str, AfterValidator(id_shape)]
-SESSION_ID = TypeAdapter(Annotated[ShortStr, AfterValidator(id_shape)])  # the session record's own rule, checked up front
+SESSION_ID = TypeAdapter(Annotated[ShortStr, AfterValidator(id_shape)])  # the session record's own rule, up front

@@ -182,7 +182,8 @@ def name_taken(new: Sequence[Entity], named: Mapping[str, list[Entity]]) -> Writ
         for other in named.get(normalise_name(ent.name), []):
             same_kind = other.type == ent.type or not other.typed or not ent.typed
             if other.id != ent.id and not other.merged_into and same_kind:
-                return WriteRace(f"entity {ent.name!r} ({ent.type}) was created by another writer meanwhile ({other.id})")
+                return WriteRace(f"entity {ent.name!r} ({ent.type}) was created by another writer meanwhile "
+                                 f"({other.id})")
     return None
 
 
