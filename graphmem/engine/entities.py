@@ -34,6 +34,7 @@ class EntitiesMixin:
                              "aliases": list(aliases), "metadata": metadata or {}, "namespace": namespace,
                              "created_at": now, "updated_at": now, "curated": True, "typed": stated != "thing",
                              "type_votes": {"caller": stated} if stated != "thing" else {}}, "entity")
+
         def write() -> Entity:
             with self._parts.write_lock, self._op("add_entity", namespace):
                 same = [e for e in self.store.entities_named(namespace, [ent.name]).get(normalise_name(ent.name), [])

@@ -46,6 +46,7 @@ class ProceduralMixin:
         namespace = checked_namespace(namespace)
         if isinstance(steps, str) or not all(isinstance(s, str) for s in steps):
             raise ValidationError("steps must be a list of strings")
+
         def write() -> Procedure:
             with self._parts.write_lock, self._op("add_procedure", namespace):
                 proc, change, _ = self._chains.procedure(namespace, task, steps, utcnow(), importance=importance,

@@ -82,12 +82,12 @@ def read_messages(lines: Iterable[str], session: str | None) -> list[tuple[str, 
             sid = SESSION_ID.validate_python(str(sid))
         except PydanticValidationError as exc:
             raise ValueError(f"session_id {sid!r}: {exc.errors()[0]['msg']}") from None
-        row = sid, MessageIn.model_validate(data)  # all lines before any write
-        if row[1].id is not None:
-            if row[1].id in seen:
-                raise ValueError(f"id {row[1].id!r} is on an earlier line too")
-            seen.add(row[1].id)
-        return row
+        message = MessageIn.model_validate(data)  # all lines before any write
+        if message.id is not None:
+            if message.id in seen:
+                raise ValueError(f"id {message.id!r} is on an earlier line too")
+            seen.add(message.id)
+        return sid, message
 
     rows, errors = read_jsonl(lines, parse)
     refuse_bad_lines(errors, "added")
