@@ -157,9 +157,13 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
             self._block.tx = tx
             try:
                 yield
-            except BaseException:
+            except BaseException as exc:
                 if not tx.closed():  # a failed statement closed it already
                     tx.rollback()
+                if isinstance(exc, StoreError) and "MemoryPoolOutOfMemoryError" in str(exc):
+                    raise StoreError(f"the block is more than the Neo4j server at {self.uri} holds in one transaction "
+                                     "(dbms.memory.transaction.total.max, a share of its heap); nothing was written: "
+                                     f"give the server more memory or split the input ({exc})") from exc
                 raise
             else:
                 tx.commit()
