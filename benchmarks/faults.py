@@ -539,7 +539,8 @@ def names(backend: str, trials: int = 10, processes: int = 5, per_trial: int = 4
 
 
 # forget beside a reader of an older snapshot ------------------------------------------------------
-def _snapshot_child(path: str, held: Any, release: Any) -> None:
+def hold_snapshot(path: str, held: Any, release: Any) -> None:
+    """A process's read transaction on the store file, held from ``held`` until ``release``."""
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("BEGIN")
     conn.execute("SELECT count(*) FROM nodes").fetchone()
@@ -564,7 +565,7 @@ def forget_beside_reader(trials: int = 10, hold: float = 5.0) -> Row:
                 m.remember_many([{"text": f"filler {i} about the garden"} for i in range(50)])
                 rec = m.remember(secret)
                 held, release = ctx.Event(), ctx.Event()
-                reader = ctx.Process(target=_snapshot_child, args=(str(path), held, release))
+                reader = ctx.Process(target=hold_snapshot, args=(str(path), held, release))
                 reader.start()
                 held.wait(120)
                 t0 = time.perf_counter()

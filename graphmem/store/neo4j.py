@@ -34,7 +34,7 @@ from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..telemetry import traced_methods
 from .base import (
     VECTOR_KINDS, AccessBuffer, Accesses, Direction, StoreCapabilities, check_batch, entity_norms, hydrate,
-    name_taken, named_lists, prepare_vectors,
+    name_taken, prepare_vectors,
 )
 from .cypher import LABELS, VECTOR_PROPS, query, schema_files
 from .neo4j_reembed import ReembedMixin
@@ -380,12 +380,9 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
         if not new:
             return
         self._tx(tx, "namespace_lock", namespace=namespace, now=datetime.now(timezone.utc))
-        (row,) = self._tx(tx, "entity_names_find", namespace=namespace, norms=sorted(_norms(e.name for e in new)))
-        hits: dict[str, list[str]] = {}
-        for norm, entity_id in row["hits"]:
-            hits.setdefault(norm, []).append(entity_id)
-        found = {n.id: n for n in self._hydrate(row["rows"], namespace)}
-        if clash := name_taken(new, named_lists(hits, found)):  # type: ignore[arg-type]
+        named = self._named(namespace, self._tx(tx, "entity_names_find", namespace=namespace,
+                                                 norms=_norms(e.name for e in new)))
+        if clash := name_taken(new, named):
             raise clash
 
     def _put_edges(

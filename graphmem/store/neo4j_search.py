@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -169,11 +170,14 @@ class SearchMixin:
         return first_named(self.entities_named(namespace, names))
 
     def entities_named(self, namespace: str, names: Iterable[str]) -> dict[str, list[Entity]]:
-        norms = _norms(names)
+        return self._named(namespace, (self._read("entity_names_find", namespace=namespace, norms=chunk)[0]
+                                       for chunk in _chunks(_norms(names), _READ_CHUNK)))
+
+    def _named(self, namespace: str, rows: Iterable[Any]) -> dict[str, list[Entity]]:
+        """Names -> entities from ``entity_names_find`` rows (each: its hits and their records)."""
         hits: dict[str, list[str]] = {}
         entities: dict[str, Node] = {}
-        for chunk in _chunks(norms, _READ_CHUNK):
-            (row,) = self._read("entity_names_find", namespace=namespace, norms=chunk)
+        for row in rows:
             for norm, entity_id in row["hits"]:
                 hits.setdefault(norm, []).append(entity_id)
             entities.update((n.id, n) for n in self._hydrate(row["rows"], namespace))

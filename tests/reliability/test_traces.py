@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import io
 import multiprocessing as mp
-import sqlite3
 import time
 
 import pytest
 
+from benchmarks.faults import hold_snapshot
 from graphmem.models import EdgeType
 
 
@@ -63,16 +63,6 @@ def test_forgotten_text_is_gone_from_the_embedded_file(tmp_path, what):
         assert m.recall("weather", k=1)  # the rest is intact
 
 
-def _hold_snapshot(path: str, held, release) -> None:
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("BEGIN")
-    conn.execute("SELECT count(*) FROM nodes").fetchone()  # a read transaction: the file as it is now
-    held.set()
-    release.wait(300)
-    conn.execute("COMMIT")
-    conn.close()
-
-
 def test_forget_does_not_wait_on_a_reader_of_an_older_snapshot_and_scrubs_once_it_ends(tmp_path):
     from graphmem import Memory
 
@@ -84,7 +74,7 @@ def test_forget_does_not_wait_on_a_reader_of_an_older_snapshot_and_scrubs_once_i
         secret = m.remember("The vault code is okapi 31415926")
         ctx = mp.get_context("spawn")
         held, release = ctx.Event(), ctx.Event()
-        reader = ctx.Process(target=_hold_snapshot, args=(str(path), held, release))
+        reader = ctx.Process(target=hold_snapshot, args=(str(path), held, release))
         reader.start()
         try:
             assert held.wait(120)
