@@ -163,8 +163,14 @@ def test_streamable_http_server_binds_each_key_to_its_namespace(backend, tmp_pat
         a_key = cli(env, "keys", "create", "--namespace", a_ns).stdout.split()[-1]
         ro_key = cli(env, "keys", "create", "--namespace", a_ns, "--read-only").stdout.split()[-1]
         b_key = cli(env, "keys", "create", "--namespace", b_ns).stdout.split()[-1]
+        new_key = cli(env, "keys", "create", "--namespace", f"mcp-new-{tmp_path.name[-8:]}").stdout.split()[-1]
 
         async def keyed() -> None:
+            async with server.client(new_key) as new:  # a tenant nothing was written to: its first calls
+                assert result(await new.call_tool("context", {"query": "what do I like?", "session_id": "s1"})) == ""
+                assert result(await new.call_tool("recall", {"query": "tea"})) == []
+                assert result(await new.call_tool("search_entities", {"query": "Ana"})) == []
+                assert result(await new.call_tool("stats", {}))["memory"] == 0
             async with server.client(b_key) as b:
                 secret = result(await b.call_tool("remember", {"text": "B's vault code is 7431", "subject": "vault"}))
                 b_steps = result(await b.call_tool("add_messages", {"session_id": "bs", "messages": [

@@ -111,6 +111,11 @@ def test_open_loopback_server_serves_every_route(live):
         assert "/v1/recall" in spec["paths"] and "/v1/sessions/{session_id}/messages" in spec["paths"]
         assert "text/html" in c.get("/docs").headers["content-type"]
         assert c.get("/v1/memories", params=q).json() == {"items": [], "next_cursor": None}  # a new tenant is empty
+        first = c.post("/v1/context", params=q, json={"query": "what do I like?", "session_id": "s1"})
+        assert first.status_code == 200 and first.json()["items"] == []  # an agent's first call
+        assert c.post("/v1/recall", params=q, json={"query": "tea"}).json() == []
+        assert c.get("/v1/stats", params=q).json()["memory"] == 0 and c.get("/v1/tools/stats", params=q).json() == []
+        assert c.get("/v1/entities", params={**q, "query": "Ana"}).json() == []
         assert c.get("/v1/namespace", params=q).json() == {"namespace": ns, "read_only": False, "key_id": None}
 
         s = c.post("/v1/sessions", params=q, json={"id": "s1", "user_id": "ana", "title": "intro"})

@@ -180,7 +180,10 @@ def id_table(*columns: str, ids: list[str]) -> Table:
 
 
 def print_context(ctx: Context) -> None:
-    out.print(ctx.text or "[dim](empty)[/dim]", highlight=False, markup=False)
+    if ctx.text:
+        out.print(ctx.text, highlight=False, markup=False)  # the user's text is never markup
+    else:
+        out.print("[dim](empty: nothing stored matches yet)[/dim]")
     timing = ", ".join(f"{k} {v:.1f} ms" for k, v in ctx.timings_ms.items())
     out.print(f"[dim]{ctx.tokens}/{ctx.budget} tokens, {len(ctx.items)} items, {ctx.dropped} dropped; {timing}[/dim]")
 

@@ -64,13 +64,13 @@ class EntitiesMixin:
         """An entity by id, else by name or alias."""
         if not isinstance(name_or_id, str) or not name_or_id.strip():
             raise ValidationError("give an entity id or name")
-        return find_entity(self.store, self._existing(namespace), name_or_id)
+        return find_entity(self.store, checked_namespace(namespace), name_or_id)
 
     def find_entities(self, query: str, *, type: str | None = None, k: int = 10,
                       namespace: str = "default") -> list[Entity]:
         """Entities the query names (by name or alias, first) and then those nearest in meaning
         to it (their name and description), of one type when asked."""
-        namespace = self._existing(namespace)
+        namespace = checked_namespace(namespace)
         whole("k", k, 1, 1000)
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query must be a non-empty string")
@@ -92,7 +92,7 @@ class EntitiesMixin:
         recall never expands from it; mentions still link to it, so it is not made again),
         "none" to clear it. Its vector follows its name and description. An entity a person
         added or changed is kept when nothing mentions it any more."""
-        namespace = self._existing(namespace)
+        namespace = checked_namespace(namespace)
         if feedback is not None and feedback not in ("confirmed", "rejected", "none"):
             raise ValidationError(f"feedback {feedback!r} is not one of confirmed, rejected, none")
         changes = {key: value for key, value in {"name": name, "type": _entity_type(type) if type is not None else None,
@@ -135,7 +135,7 @@ class EntitiesMixin:
 
     def forget_entity(self, entity_id: str, *, namespace: str = "default") -> int:
         """Delete an entity with its edges (the memories that mention it stay). Returns 1."""
-        namespace = self._existing(namespace)
+        namespace = checked_namespace(namespace)
         found = self.store.get(namespace, [entity_id]) if isinstance(entity_id, str) else []
         if not found or not isinstance(found[0], Entity):
             raise NotFoundError(f"no entity {entity_id!r} in namespace {namespace!r}")
@@ -148,7 +148,7 @@ class EntitiesMixin:
         the kept one (as do its type and description where the kept one has none), and it stays
         only as a record found by no name, with a MERGED_INTO edge to the kept one. Returns the
         kept entity."""
-        namespace = self._existing(namespace)
+        namespace = checked_namespace(namespace)
         if not isinstance(keep_id, str) or not isinstance(merge_id, str):
             raise ValidationError("merge_entities takes two entity ids")
         if keep_id == merge_id:
@@ -162,7 +162,7 @@ class EntitiesMixin:
         one-word person whose name is a part of one person's full name, two records of one name
         or alias, a nickname that starts one person's first name in the same conversations.
         ``sure`` ones are merged by ``maintain``; the rest wait for ``merge_entities``."""
-        return merge_candidates(self.store, self._existing(namespace))
+        return merge_candidates(self.store, checked_namespace(namespace))
 
     def _name_free(self, namespace: str, ent: Entity) -> None:
         """No other entity has ``ent``'s name or one of its aliases, unless both have a stated

@@ -10,7 +10,7 @@ PAGE = 10_000  # Memory.list's largest page
 
 def list_all(mem: Any, kind: str, *, namespace: str, cap: int | None = None, **filters: Any) -> list[Any]:
     """``mem.list(kind, namespace=..., **filters)`` page by page, up to ``cap`` records. Raises
-    what ``Memory.list`` raises (``NamespaceNotFoundError`` for a namespace never written)."""
+    what ``Memory.list`` raises (nothing for a namespace never written: no records)."""
     out: list[Any] = []
     while cap is None or len(out) < cap:
         want = PAGE if cap is None else min(PAGE, cap - len(out))

@@ -44,6 +44,7 @@ log = logging.getLogger(__name__)
 
 _LONG_TEXT = TypeAdapter(LongStr)
 _TIME = TypeAdapter(UTCDateTime)  # naive times are read as UTC
+_COUNTED = ("memory", "message", "episode", "entity", "session", "procedure", "trace")  # in stats, 0 when none
 Progress = Callable[[int, int], None]
 
 
@@ -150,7 +151,7 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
         """Extract every pending window (the last partial ones included) in the calling thread,
         whatever the extraction mode; returns one report per window (added, merged,
         superseded, seconds, tokens)."""
-        namespace = self._existing(namespace) if namespace else None
+        namespace = checked_namespace(namespace) if namespace else None
         before = len(self._extraction.counters.log)
         self._extraction.run_pending(final=True, namespace=namespace, progress=progress)
         return self._extraction.counters.log[before:]
@@ -163,11 +164,11 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
     def extraction_status(self, *, namespace: str | None = None) -> dict[str, Any]:
         """Windows queued, done, skipped and failed (from the store), and what extraction cost
         in this process: model calls, seconds, prompt and output tokens."""
-        return self._extraction.status(self._existing(namespace) if namespace else None)
+        return self._extraction.status(checked_namespace(namespace) if namespace else None)
 
     def retry_failed(self, *, namespace: str | None = None) -> int:
         """Run failed windows again, in the calling thread; returns how many were retried."""
-        return self._extraction.retry_failed(self._existing(namespace) if namespace else None)
+        return self._extraction.retry_failed(checked_namespace(namespace) if namespace else None)
 
     def pending(self) -> int:
         """Messages stored but not yet embedded (written with ``wait=False``)."""
@@ -179,12 +180,6 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
         yield
         extra = " ".join(f"{k}={v}" for k, v in fields.items())
         log.info("%s namespace=%s %s in %.1f ms", name, namespace, extra, (time.perf_counter() - t0) * 1000)
-
-    def _existing(self, namespace: str) -> str:
-        namespace = checked_namespace(namespace)
-        if not self.store.has_namespace(namespace):
-            raise NamespaceNotFoundError(f"namespace {namespace!r} does not exist (nothing was written to it)")
-        return namespace
 
     # writes -----------------------------------------------------------------------------
     def add_messages(
@@ -269,7 +264,7 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
         """Change a memory. A new ``text`` or triple is a correction: a new version SUPERSEDES the
         old one (in its history; a new text re-derives the triple, ``corrected_triple``) and marks
         the turns stating the old value. Other fields (importance, status, ...) change in place."""
-        namespace = self._existing(namespace)
+        namespace = checked_namespace(namespace)
         patch = check(MemoryPatch, fields, "update")
         changes = patch.model_dump(exclude_unset=True)
         if not changes:
@@ -332,7 +327,7 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
         forgotten current version makes the one it superseded current again unless ``reopen=False``.
         The text is gone from the embedded file's bytes when it returns, unless a reader of an older
         snapshot holds it for over 2 s: then a warning, ``stats()["unscrubbed"]``, gone once it ends."""
-        namespace = self._existing(namespace)
+        namespace = checked_namespace(namespace)
         ids = [ids] if isinstance(ids, str) else list(ids) if isinstance(ids, (list, tuple)) else None
         if not ids or not all(isinstance(i, str) for i in ids):
             raise ValidationError("forget takes an id or a list of ids")
@@ -341,8 +336,8 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
 
     def forget_namespace(self, namespace: str) -> int:
         """Delete a whole tenant: every node, edge, vector, index entry and setting of it, on
-        either backend. Returns the nodes deleted."""
-        namespace = self._existing(namespace)
+        either backend. Returns the nodes deleted (0 for one nothing was written to)."""
+        namespace = checked_namespace(namespace)
         with self._parts.write_lock, self._op("forget_namespace", namespace):
             return self.store.delete_namespace(namespace)
 
@@ -370,10 +365,13 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
         expire unused unimportant memories to archive, apply the cap, purge what was archived
         long enough, and finish a pending re-embedding. ``dry_run`` changes nothing but still
         leaves the audit record. ``now`` moves the clock (time travel); ``policy`` overrides the
-        settings' ``lifecycle`` numbers for this run. Returns one audit record per namespace."""
+        settings' ``lifecycle`` numbers for this run. Returns one audit record per namespace; a
+        namespace named but never written raises ``NamespaceNotFoundError`` (reads find nothing)."""
         rules = resolve_policy(self.settings.lifecycle, policy)
         when = _TIME.validate_python(now) if now else utcnow()
-        namespaces = [self._existing(namespace)] if namespace else self.store.namespaces()
+        namespaces = [checked_namespace(namespace)] if namespace else self.store.namespaces()
+        if namespace and not self.store.has_namespace(namespaces[0]):  # a typo, not an empty tenant to audit
+            raise NamespaceNotFoundError(f"namespace {namespace!r} does not exist (nothing was written to it)")
         runs = []
         for ns in namespaces:
             with self._op("maintain", ns, dry_run=dry_run):
@@ -388,13 +386,13 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
 
     def maintenance_history(self, *, namespace: str = "default", limit: int = 20) -> list[MaintenanceRun]:
         """The audit records of past maintenance runs, newest first."""
-        namespace, limit = self._existing(namespace), whole("limit", limit, 1, 10_000)
+        namespace, limit = checked_namespace(namespace), whole("limit", limit, 1, 10_000)
         return [r for r in self.store.query(namespace, "maintenance", limit=limit) if isinstance(r, MaintenanceRun)]
 
     def explain(self, record_id: str, *, namespace: str = "default", now: datetime | None = None) -> Explanation:
         """Why a node is active, archived, superseded, merged or due to expire: the rule, the
         numbers, the dates and the edges involved."""
-        namespace = self._existing(namespace)
+        namespace = checked_namespace(namespace)
         when = _TIME.validate_python(now) if now else utcnow()
         return explain(self.store, self.get(record_id, namespace=namespace), when, self.settings.lifecycle)
 
@@ -451,7 +449,7 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
 
     def _recall(self, query: str, *, k: int, namespace: str, filter: RecallFilter, options: RecallOptions | None,
                 query_vector: Sequence[float] | np.ndarray | None = None) -> RecallResult:
-        namespace = self._existing(namespace)
+        namespace = checked_namespace(namespace)
         if not isinstance(query, str) or not query.strip():
             raise ValidationError("query must be a non-empty string")
         if len(query) > 2000:
@@ -489,7 +487,8 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
     ) -> Context:
         """A prompt block for ``query`` within ``budget`` tokens: soul, memories, episodes,
         procedures (past runs too when ``layers`` names "trace"), then the session's recent turns
-        (L0) and its summary (L1). ``record_access=False`` reads without counting a use."""
+        (L0) and its summary (L1); a namespace or session not written yet gives just the soul.
+        ``record_access=False`` reads without counting a use."""
         budget = whole("budget", self.settings.context_budget if budget is None else budget, 16, 1_000_000)
         t0 = time.perf_counter()
         asked = {"layers": None if layers is None else tuple(layers), "record_access": record_access}
@@ -499,12 +498,11 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
                                 query_vector=query_vector)
         namespace = checked_namespace(namespace)
         session, recent = None, []
-        if session_id is not None:
-            found = self.store.get(namespace, [session_id])
-            if not found or not isinstance(found[0], Session):
-                raise NotFoundError(f"session {session_id!r} not found in namespace {namespace!r}")
-            session = found[0]
-            if self.settings.recent_turns:
+        if session_id is not None:  # a session not started yet has nothing recent (a first call)
+            session = next(iter(self.store.get(namespace, [session_id])), None)
+            if session is not None and not isinstance(session, Session):
+                raise ValidationError(f"{session_id!r} is a {session.kind}, not a session")
+            if session is not None and self.settings.recent_turns:
                 recent = self.store.query(namespace, "message", session_id=session_id, limit=self.settings.recent_turns)
                 recent.reverse()
         ctx = assemble(recalled, budget=budget, counter=self.counter, soul=self.get_soul(namespace=namespace),
@@ -513,7 +511,7 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
         return ctx
 
     def get(self, record_id: str, *, namespace: str = "default") -> Node:
-        namespace = self._existing(namespace)
+        namespace = checked_namespace(namespace)
         found = self.store.get(namespace, [record_id])
         if not found:
             raise NotFoundError(f"no record {record_id!r} in namespace {namespace!r}")
@@ -541,7 +539,7 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
     ) -> list[Node]:
         """Records of one kind, newest first, filtered by status, entity (name or id),
         session, category and creation time."""
-        namespace = self._existing(namespace)
+        namespace = checked_namespace(namespace)
         if kind not in NODE_TYPES:
             raise ValidationError(f"unknown kind {kind!r}; kinds are {sorted(NODE_TYPES)}")
         whole("limit", limit, 1, 10_000), whole("offset", offset, 0, 2**62)
@@ -563,7 +561,7 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
     def neighbourhood(self, entity: str, *, depth: int = 1, namespace: str = "default", limit: int = 50) -> Neighbourhood:
         """An entity, the entities within ``depth`` relation hops, the relations among them
         and the active memories that mention the entity."""
-        namespace = self._existing(namespace)
+        namespace = checked_namespace(namespace)
         whole("depth", depth, 0, 3), whole("limit", limit, 1, 10_000)
         return neighbourhood(self.store, find_entity(self.store, namespace, entity), depth, limit)
 
@@ -584,8 +582,10 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
         return self.store.namespaces()
 
     def stats(self, *, namespace: str = "default") -> dict[str, Any]:
-        namespace = self._existing(namespace)
-        out: dict[str, Any] = dict(self.store.count(namespace))
+        """Records by kind (and by kind:status), edges, the embedder and the file's size; zeros
+        for a namespace nothing was written to."""
+        namespace = checked_namespace(namespace)
+        out: dict[str, Any] = dict.fromkeys(_COUNTED, 0) | self.store.count(namespace)
         out["namespace"] = namespace
         out["embedder"] = self.embedder.name
         path = self.store.capabilities.file
@@ -598,7 +598,7 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
     def export(self, fp: IO[str], *, namespace: str = "default", vectors: bool = True) -> int:
         """Write a namespace as JSONL (a header, then nodes, then edges); returns lines written.
         With ``vectors`` the embeddings travel too (base64 float32), for a lossless round trip."""
-        return export(self._parts, fp, self._existing(namespace), vectors=vectors)
+        return export(self._parts, fp, checked_namespace(namespace), vectors=vectors)
 
     def import_(self, lines: Iterable[str], *, namespace: str | None = None, skip_invalid: bool = False) -> dict[str, Any]:
         """Read a JSONL export. Every line is validated first; a bad line is reported with its

@@ -57,7 +57,7 @@ class ProceduralMixin:
         return retried(write)  # a step's name another process made meanwhile: resolved again
 
     def _procedure(self, namespace: str, procedure_id: str) -> Procedure:
-        return self._runs.load(self._existing(namespace), procedure_id, Procedure, "procedure")
+        return self._runs.load(checked_namespace(namespace), procedure_id, Procedure, "procedure")
 
     def procedure_steps(self, procedure_id: str, *, namespace: str = "default") -> list[ProcedureStep]:
         """A procedure's Step nodes in order, with their failure counts."""
@@ -110,7 +110,7 @@ class ProceduralMixin:
         """The run's next step: numbered 1, 2, 3... without gaps, even with writers in other processes."""
         fields = {k: v for k, v in (("thought", thought), ("action", action), ("observation", observation))
                   if v is not None}
-        namespace = self._existing(namespace)
+        namespace = checked_namespace(namespace)
 
         def write() -> TraceStep:
             with self._parts.write_lock, self._op("add_step", namespace):
@@ -126,7 +126,7 @@ class ProceduralMixin:
                       namespace: str = "default") -> ToolInvocation:
         """A tool call a trace step made: the tool, its arguments (JSON), result, status
         (success, failure, error) and duration."""
-        namespace = self._existing(namespace)
+        namespace = checked_namespace(namespace)
         fields = {"tool": tool, "arguments": arguments or {}, "result": result, "status": status,
                   "duration_ms": duration_ms}
         with self._parts.write_lock, self._op("add_tool_call", namespace):
@@ -143,7 +143,7 @@ class ProceduralMixin:
         returned trace names the procedure it touched."""
         if not isinstance(success, bool):
             raise ValidationError("success must be true or false")
-        namespace = self._existing(namespace)
+        namespace = checked_namespace(namespace)
 
         def write() -> Trace:
             with self._parts.write_lock, self._op("complete_trace", namespace):
@@ -156,18 +156,18 @@ class ProceduralMixin:
 
     def get_trace(self, trace_id: str, *, namespace: str = "default") -> TraceView:
         """A trace with its steps in order and each step's tool calls."""
-        namespace = self._existing(namespace)
+        namespace = checked_namespace(namespace)
         return self._runs.view(namespace, self._runs.load(namespace, trace_id, Trace, "trace"))
 
     def list_traces(self, *, session_id: str | None = None, limit: int = 20, namespace: str = "default") -> list[Trace]:
         """Traces, newest first (one session's when given)."""
-        namespace, limit = self._existing(namespace), whole("limit", limit, 1, 10_000)
+        namespace, limit = checked_namespace(namespace), whole("limit", limit, 1, 10_000)
         return self.store.query(namespace, "trace", session_id=session_id, limit=limit)
 
     def similar_traces(self, task: str, *, k: int = 5, success_only: bool = False,
                        namespace: str = "default") -> list[SimilarTrace]:
         """Past runs nearest in meaning to ``task`` (their task and outcome), best first."""
-        namespace, k = self._existing(namespace), whole("k", k, 1, 1000)
+        namespace, k = checked_namespace(namespace), whole("k", k, 1, 1000)
         if not isinstance(task, str) or not task.strip():
             raise ValidationError("task must be a non-empty string")
         vec = self.embedder.embed([task], query=True)[0]
@@ -179,4 +179,4 @@ class ProceduralMixin:
 
     def tool_stats(self, *, namespace: str = "default") -> list[ToolStats]:
         """Per tool: calls, successes, failures, errors, success rate, mean and p95 duration."""
-        return self._runs.tool_stats(self._existing(namespace))
+        return self._runs.tool_stats(checked_namespace(namespace))

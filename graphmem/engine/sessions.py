@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import ConflictError, NamespaceNotFoundError, NotFoundError, ValidationError
+from ..errors import ConflictError, NotFoundError, ValidationError
 from ..lifecycle import check, checked_namespace, forget_records
 from ..models import Session, utcnow
 from ..models.fields import SESSION_ID
@@ -44,7 +44,7 @@ class SessionsMixin:
     def list_sessions(self, *, user_id: str | None = None, agent_id: str | None = None, namespace: str = "default",
                       limit: int = 100, offset: int = 0) -> list[Session]:
         """Sessions newest first, those of one user and/or one agent when asked."""
-        namespace = self._existing(namespace)
+        namespace = checked_namespace(namespace)
         whole("limit", limit, 1, 10_000), whole("offset", offset, 0, 2**62)
         found = [s for s in self.store.query(namespace, "session", limit=2**40)
                  if (user_id is None or s.user_id == user_id) and (agent_id is None or s.agent_id == agent_id)]
@@ -55,10 +55,7 @@ class SessionsMixin:
         from its turns only, as ``forget`` does). Forgetting what is not there deletes nothing:
         returns the records deleted, 0 the second time."""
         session_id = check(SESSION_ID, session_id, "session id")
-        try:
-            namespace = self._existing(namespace)
-        except NamespaceNotFoundError:
-            return 0
+        namespace = checked_namespace(namespace)
         with self._parts.write_lock, self._op("forget_session", namespace):
             stored = next(iter(self.store.get(namespace, [session_id])), None)
             if stored is None:
@@ -69,7 +66,7 @@ class SessionsMixin:
 
     def set_summary(self, session_id: str, summary: str, *, namespace: str = "default") -> Session:
         """Set a session's rolling working summary (L1)."""
-        namespace = self._existing(namespace)
+        namespace = checked_namespace(namespace)
         with self._parts.write_lock:
             session = self.get_session(session_id, namespace=namespace)
             now = utcnow()

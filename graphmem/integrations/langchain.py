@@ -19,7 +19,6 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict
 
 from ..engine import Memory, list_all
-from ..errors import NotFoundError
 
 
 class GraphMemRetriever(BaseRetriever):
@@ -34,11 +33,8 @@ class GraphMemRetriever(BaseRetriever):
     session_id: str | None = None
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        try:
-            hits = self.memory.recall(query, k=self.k, layers=self.layers, session_id=self.session_id,
-                                      namespace=self.namespace)
-        except NotFoundError:  # a namespace nothing was written to yet
-            return []
+        hits = self.memory.recall(query, k=self.k, layers=self.layers, session_id=self.session_id,
+                                  namespace=self.namespace)
         return [Document(page_content=h.text, id=h.id, metadata={
             "id": h.id, "layer": h.layer, "score": h.score, "matched_by": list(h.matched_by), "turns": h.turns,
             "factors": h.breakdown.model_dump(exclude_none=True),
@@ -59,10 +55,7 @@ class GraphMemChatMessageHistory(BaseChatMessageHistory):
 
     @property
     def messages(self) -> list[BaseMessage]:  # type: ignore[override]
-        try:
-            out = list_all(self.memory, "message", namespace=self.namespace, session_id=self.session_id)
-        except NotFoundError:
-            return []
+        out = list_all(self.memory, "message", namespace=self.namespace, session_id=self.session_id)
         out.sort(key=lambda m: m.seq)
         return [ToolMessage(content=m.content, tool_call_id=m.tool_call_id or "") if m.role == "tool"
                 else _TYPES.get(m.role, HumanMessage)(content=m.content, id=m.id) for m in out]
@@ -81,7 +74,4 @@ class GraphMemChatMessageHistory(BaseChatMessageHistory):
             self.memory.add_messages(self.session_id, turns, namespace=self.namespace)
 
     def clear(self) -> None:
-        try:
-            self.memory.forget_session(self.session_id, namespace=self.namespace)
-        except NotFoundError:
-            pass
+        self.memory.forget_session(self.session_id, namespace=self.namespace)  # 0 when there is none

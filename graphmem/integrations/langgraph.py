@@ -102,10 +102,7 @@ class GraphMemStore(BaseStore):
 
     def _all(self) -> list[Any]:
         """Every item, page by page (a listing without a query scans the store's items)."""
-        try:
-            out = list_all(self.memory, "memory", namespace=self.namespace, category=CATEGORY)
-        except NotFoundError:
-            return []
+        out = list_all(self.memory, "memory", namespace=self.namespace, category=CATEGORY)
         return [r for r in out if CATEGORY in r.metadata]
 
     def _matches(self, item: Item, op: SearchOp) -> bool:
@@ -122,11 +119,8 @@ class GraphMemStore(BaseStore):
         found: list[SearchItem] = []
         k = max(wanted * 4, 20)
         while True:  # recall more until enough items of this prefix and filter are found
-            try:
-                hits = self.memory.recall(op.query, k=k, layers=["memory"], namespace=self.namespace,
-                                          record_access=False)
-            except NotFoundError:
-                return []
+            hits = self.memory.recall(op.query, k=k, layers=["memory"], namespace=self.namespace,
+                                      record_access=False)
             found = [i for i in (self._item(h.item, h.score) for h in hits
                                  if h.item.metadata.get(CATEGORY, {}).get("indexed", True)) if self._matches(i, op)]
             if len(found) >= wanted or len(hits) < k or k >= 1000:

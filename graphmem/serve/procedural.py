@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..models import Procedure, ProcedureStep, SimilarTrace, ToolInvocation, ToolStats, Trace, TraceStep, TraceView
 from ..models.records import ToolStatus
 from .app import PROBLEM_RESPONSES, Page, Tenant, tenant, writer
-from .routes import Cursor, Limit, listing, memory, or_empty
+from .routes import Cursor, Limit, listing, memory
 
 router = APIRouter(responses=PROBLEM_RESPONSES)
 
@@ -90,8 +90,7 @@ def list_traces(request: Request, session_id: str | None = None, limit: int = Li
 def similar_traces(request: Request, task: str = Query(min_length=1, max_length=2000), k: int = Query(5, ge=1, le=100),
                    success_only: bool = False, who: Tenant = Depends(tenant)) -> list[SimilarTrace]:
     """Past runs nearest in meaning to a task."""
-    return or_empty(lambda: memory(request).similar_traces(task, k=k, success_only=success_only,
-                                                           namespace=who.namespace), [])
+    return memory(request).similar_traces(task, k=k, success_only=success_only, namespace=who.namespace)
 
 
 @router.get("/v1/traces/{trace_id}", tags=["traces"])
@@ -121,4 +120,4 @@ def complete_trace(trace_id: str, body: CompleteIn, request: Request, who: Tenan
 @router.get("/v1/tools/stats", tags=["traces"])
 def tool_stats(request: Request, who: Tenant = Depends(tenant)) -> list[ToolStats]:
     """Per tool: calls, success rate, mean and p95 duration."""
-    return or_empty(lambda: memory(request).tool_stats(namespace=who.namespace), [])
+    return memory(request).tool_stats(namespace=who.namespace)

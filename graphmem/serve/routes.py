@@ -5,22 +5,21 @@ yet lists as empty rather than 404 (a new tenant's first read is not an error)."
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import NamespaceNotFoundError, NotFoundError
+from ..errors import NotFoundError
 from ..models import (Context, Entity, Episode, Explanation, History, Layer, MemoryIn, MemoryPatch, MemoryRecord, Message,
                       MessageIn, Neighbourhood, Procedure, ScoredItem, Session)
 from .app import PROBLEM_RESPONSES, Page, Problem, Tenant, paged, tenant, writer
 
 router = APIRouter(responses=PROBLEM_RESPONSES)
-T = TypeVar("T")
 Limit = Query(100, ge=1, le=1000, description="items per page")
 Cursor = Query(None, description="the next_cursor of the previous page")
 
@@ -29,18 +28,11 @@ def memory(request: Request):
     return request.app.state.memory
 
 
-def or_empty(call: Callable[[], T], empty: T) -> T:
-    try:
-        return call()
-    except NamespaceNotFoundError:
-        return empty
-
-
 def listing(request: Request, who: Tenant, kind: str, limit: int, cursor: str | None, **filters: Any) -> Page[Any]:
     """One cursor page of ``Memory.list(kind, **filters)`` in the tenant's namespace."""
     mem = memory(request)
-    return paged(lambda n, o: or_empty(lambda: mem.list(kind, limit=n, offset=o, namespace=who.namespace, **filters), []),
-                 limit, cursor, filters)
+    return paged(lambda n, o: mem.list(kind, limit=n, offset=o, namespace=who.namespace, **filters), limit, cursor,
+                 filters)
 
 
 def of_kind(node: Any, kind: str, record_id: str) -> Any:
@@ -86,8 +78,8 @@ def create_session(body: SessionCreate, request: Request, who: Tenant = Depends(
 def list_sessions(request: Request, user_id: str | None = None, agent_id: str | None = None, limit: int = Limit,
                   cursor: str | None = Cursor, who: Tenant = Depends(tenant)) -> Page[Session]:
     mem = memory(request)
-    return paged(lambda n, o: or_empty(lambda: mem.list_sessions(user_id=user_id, agent_id=agent_id, limit=n, offset=o,
-                                                                 namespace=who.namespace), []),
+    return paged(lambda n, o: mem.list_sessions(user_id=user_id, agent_id=agent_id, limit=n, offset=o,
+                                                namespace=who.namespace),
                  limit, cursor, {"user_id": user_id, "agent_id": agent_id})
 
 
@@ -197,7 +189,7 @@ def recall(body: RecallRequest, request: Request, who: Tenant = Depends(tenant))
     args = body.model_dump(exclude={"query", "k"})
     if who.read_only:
         args["record_access"] = False  # a read-only key changes nothing, not even use counts
-    return or_empty(lambda: memory(request).recall(body.query, k=body.k, namespace=who.namespace, **args), [])
+    return memory(request).recall(body.query, k=body.k, namespace=who.namespace, **args)
 
 
 class ContextRequest(BaseModel):
@@ -219,7 +211,7 @@ def context(body: ContextRequest, request: Request, who: Tenant = Depends(tenant
 @router.get("/v1/entities", tags=["graph"])
 def find_entities(request: Request, query: str = Query(..., min_length=1, max_length=500), type: str | None = None,
                   k: int = Query(10, ge=1, le=200), who: Tenant = Depends(tenant)) -> list[Entity]:
-    return or_empty(lambda: memory(request).find_entities(query, type=type, k=k, namespace=who.namespace), [])
+    return memory(request).find_entities(query, type=type, k=k, namespace=who.namespace)
 
 
 @router.get("/v1/entities/{entity}", tags=["graph"])
@@ -289,19 +281,18 @@ def get_procedure(procedure_id: str, request: Request, who: Tenant = Depends(ten
 @router.get("/v1/extraction", tags=["admin"])
 def extraction_status(request: Request, who: Tenant = Depends(tenant)) -> dict[str, Any]:
     """Windows queued, running, done, skipped and failed (with the last error)."""
-    return or_empty(lambda: memory(request).extraction_status(namespace=who.namespace),
-                    {"queued": 0, "running": 0, "done": 0, "skipped": 0, "failed": 0})
+    return memory(request).extraction_status(namespace=who.namespace)
 
 
 @router.post("/v1/extraction/flush", tags=["admin"])
 def extraction_flush(request: Request, who: Tenant = Depends(writer)) -> dict[str, Any]:
     """Run the namespace's queued windows through the model now and report each one."""
-    return {"windows": or_empty(lambda: memory(request).extract(namespace=who.namespace), [])}
+    return {"windows": memory(request).extract(namespace=who.namespace)}
 
 
 @router.get("/v1/stats", tags=["admin"])
 def stats(request: Request, who: Tenant = Depends(tenant)) -> dict[str, Any]:
-    return or_empty(lambda: memory(request).stats(namespace=who.namespace), {"namespace": who.namespace})
+    return memory(request).stats(namespace=who.namespace)
 
 
 @router.get("/v1/export", tags=["admin"], response_class=StreamingResponse,

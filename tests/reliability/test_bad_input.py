@@ -135,7 +135,8 @@ def test_cli_add_checks_every_line_before_writing_any(tmp_path):
     db = str(tmp_path / "cli.db")
     result = CliRunner().invoke(app, ["--db", db, "add", str(data)])
     assert result.exit_code == 1 and "line 601" in result.output
-    assert "nothing was written" in CliRunner().invoke(app, ["--db", db, "stats"]).output
+    counts = json.loads(CliRunner().invoke(app, ["--db", db, "stats", "--json"]).output)
+    assert (counts["message"], counts["session"], counts["namespaces"]) == (0, 0, [])  # nothing was written
 
 
 def test_long_unfamiliar_chinese_runs_are_tagged_in_bounded_time():
