@@ -50,7 +50,7 @@ def test_init_add_recall_context(db):
 
 def test_add_reports_bad_lines_and_adds_nothing(db, tmp_path):
     path = tmp_path / "in.jsonl"
-    path.write_text('{"content": "fine"}\n{oops\n{"content": ""}\n', encoding="utf-8")
+    path.write_text('{"content": "fine"}\n{oops\n{"content": "\\u0000"}\n', encoding="utf-8")
     result = run(db, "add", str(path), "--session", "s")
     assert result.exit_code == 1
     assert "line 2" in result.output and "line 3" in result.output

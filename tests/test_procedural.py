@@ -87,8 +87,12 @@ def test_traces_record_steps_without_gaps_and_tool_calls(gmem, backend, tmp_path
     session = gmem.create_session("s1")
     trace = gmem.start_trace("fix the flaky login test", session_id=session.id, metadata={"agent": "coder"})
     assert edges(gmem, [trace.id], EdgeType.IN_SESSION)[0].target == "s1"
-    with pytest.raises(NotFoundError):
-        gmem.start_trace("x", session_id="nowhere")
+    early = gmem.start_trace("plan the day", session_id="not-yet")  # a run may start before the first turn
+    assert gmem.get_session("not-yet").message_count == 0 and gmem.list_traces(session_id="not-yet")[0].id == early.id
+    gmem.add_messages("not-yet", ["first turn"])  # the turn joins the session the trace made
+    assert gmem.get_session("not-yet").message_count == 1
+    with pytest.raises(ValidationError, match="taken by a trace"):
+        gmem.start_trace("x", session_id=early.id)
     other = reopen_memory(backend, tmp_path)  # a second writer with its own lock: the store keeps the order
     writers = [gmem, other]
     made = []
@@ -110,9 +114,20 @@ def test_traces_record_steps_without_gaps_and_tool_calls(gmem, backend, tmp_path
     gmem.add_tool_call(first.id, "editor", {"file": "tests/test_login.py"}, duration_ms=100)
     with pytest.raises(ValidationError):
         gmem.add_tool_call(first.id, "pytest", status="maybe")
+    waiting = [gmem.add_tool_call(first.id, "browser", {"url": u}, status="pending") for u in ("a", "b", "c")]
+    assert {s.tool: s for s in gmem.tool_stats()}["browser"].pending == 3
+    assert gmem.finish_tool_call(waiting[0].id, status="timeout", duration_ms=30_000).status == "timeout"
+    gmem.finish_tool_call(waiting[1].id, status="cancelled")
+    with pytest.raises(ValidationError, match="already finished"):
+        gmem.finish_tool_call(waiting[1].id, status="success")
+    with pytest.raises(ValidationError, match="final status"):
+        gmem.finish_tool_call(waiting[2].id, status="pending")
+    browser = {s.tool: s for s in gmem.tool_stats()}["browser"]
+    assert (browser.timeouts, browser.cancelled, browser.pending, browser.success_rate) == (1, 1, 1, 0.0)
+    assert browser.mean_ms == 30_000  # of the finished calls that reported a duration
     view = gmem.get_trace(trace.id)
     assert [s.step.order for s in view.steps] == [1, 2, 3, 4, 5, 6]
-    assert [c.tool for c in view.steps[0].tool_calls] == ["pytest", "pytest", "editor"]
+    assert sorted(c.tool for c in view.steps[0].tool_calls) == ["browser"] * 3 + ["editor", "pytest", "pytest"]
     chain = {e.source: e.target for e in edges(gmem, [s.step.id for s in view.steps], EdgeType.NEXT)}
     assert chain == {a.step.id: b.step.id for a, b in zip(view.steps, view.steps[1:])}
     stats = {s.tool: s for s in gmem.tool_stats()}

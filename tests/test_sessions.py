@@ -57,6 +57,16 @@ def test_forget_session_takes_its_turns_and_is_idempotent(gmem):
         gmem.get_session("gone")
 
 
+def test_empty_turns_are_kept_as_sent_and_answer_nothing(gmem):
+    msgs = gmem.add_messages("e", ["", {"role": "assistant", "content": None}, "   ", "I keep bees in Bergen"])
+    assert [m.content for m in sorted(gmem.list("message", session_id="e"), key=lambda m: m.seq)] == \
+        ["", "", "   ", "I keep bees in Bergen"]  # an empty turn is a turn: its place in the log kept
+    assert gmem.get_session("e").message_count == 4
+    found = [s.item.id for s in gmem.recall("where does the user keep bees?", k=10, layers=["message"])]
+    assert found == [msgs[3].id]  # empty turns are never an answer, even with nothing else to return
+    assert "Bergen" in gmem.context("bees", session_id="e").text
+
+
 def test_openai_shaped_turns_with_tool_calls_are_kept_and_found(gmem):
     call = {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Lisbon"}'}}
     raw = "  Sunny,\t21 °C \x07\n"
@@ -87,8 +97,7 @@ def _export(gmem) -> list[str]:
 
 
 @pytest.mark.parametrize("bad, match", [
-    ({"role": "assistant", "content": ""}, "tool_calls"),
-    ({"role": "assistant", "content": None}, "tool_calls"),
+    ({"role": "assistant", "content": "\x00\x07"}, "control characters"),
     ({"role": "assistant", "tool_calls": [{"id": "c", "function": {"arguments": "{}"}}]}, "name"),
     ({"role": "assistant", "tool_calls": [{"id": "c", "type": "retrieval", "function": {"name": "f"}}]}, "function"),
     ({"role": "tool", "content": "x", "tool_call_id": ""}, "tool_call_id"),

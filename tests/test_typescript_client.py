@@ -11,12 +11,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .conftest import system_tool
+
 PACKAGE = Path(__file__).resolve().parent.parent / "clients" / "typescript"
 
 
 def test_typescript_client_against_a_live_server():
-    npm = shutil.which("npm")
-    assert npm, "the TypeScript client's tests need Node 20+ with npm on PATH"
+    npm = system_tool(shutil.which("npm"), "npm (the TypeScript client's tests: Node 20+ with npm on PATH)")
     if not (PACKAGE / "node_modules" / ".bin" / "tsc").exists():
         subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=PACKAGE, check=True, timeout=600)
     env = {**os.environ, "GRAPHMEM_BIN": str(Path(sys.executable).parent / "graphmem")}

@@ -17,7 +17,7 @@ import httpx
 
 from graphmem.viz import graph_data, render
 
-from .conftest import make_memory, without_ids
+from .conftest import make_memory, system_tool, without_ids
 from .extraction_windows import ingest
 from .replay import ReplayExtractor
 from .test_serve import Live, cli
@@ -82,8 +82,9 @@ def test_viz_command_writes_the_page(tmp_path):
 
 
 def browser():
-    chromium = os.environ.get("GRAPHMEM_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
-    assert chromium, "the browser test needs Debian's chromium (apt-get install chromium), or GRAPHMEM_CHROMIUM"
+    chromium = system_tool(os.environ.get("GRAPHMEM_CHROMIUM") or shutil.which("chromium")
+                           or shutil.which("chromium-browser"),
+                           "Chromium (the browser tests: apt-get install chromium, or GRAPHMEM_CHROMIUM=path)")
     from playwright.sync_api import sync_playwright
 
     return sync_playwright(), chromium

@@ -64,6 +64,12 @@ def serving_settings():
     return settings(**{key: value for key, value in owned.items() if f"GRAPHMEM_{key.upper()}" not in os.environ})
 
 
+# An idle keep-alive connection is closed by the client first (Node's fetch after 4 s, httpx after 5):
+# with uvicorn's 5 s a client whose event loop was busy for 5 s sent its next request down a socket
+# the server had just closed ("fetch failed", other side closed).
+KEEP_ALIVE_S = 75
+
+
 @app.command()
 @handles_errors
 def serve(
@@ -85,7 +91,7 @@ def serve(
     mode = "API keys required" if keys.any() else "open (no API keys; loopback only)"
     out.print(f"graphmem serve: http://{host}:{port} ({mode}; store {conf.backend}; keys {keys.path}; answers to "
               f"{hosts.hosts_text}; CORS {', '.join(sorted(hosts.origins)) or 'off'})", highlight=False)
-    uvicorn.run(server, host=host, port=port, log_level=log_level)
+    uvicorn.run(server, host=host, port=port, log_level=log_level, timeout_keep_alive=KEEP_ALIVE_S)
 
 
 @app.command()
@@ -129,7 +135,7 @@ def mcp(
         # uvicorn shuts down on SIGTERM and then raises it again with the handler it found: an exit
         # through ``with`` (the store closed, its WAL folded in), not the default handler's kill
         signal.signal(signal.SIGTERM, _exit_on_signal)
-        uvicorn.run(web, host=host, port=port, log_level="warning")
+        uvicorn.run(web, host=host, port=port, log_level="warning", timeout_keep_alive=KEEP_ALIVE_S)
 
 
 def _exit_on_signal(signum: int, frame: object) -> None:

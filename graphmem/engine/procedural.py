@@ -96,14 +96,19 @@ class ProceduralMixin:
     # traces ----------------------------------------------------------------------------------
     def start_trace(self, task: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None,
                     namespace: str = "default") -> Trace:
-        """Begin recording an agent run on ``task`` (linked to a session when given)."""
+        """Begin recording an agent run on ``task``, linked to a session when given (made when it
+        does not exist yet, as its first turn would make it)."""
         namespace = checked_namespace(namespace)
         session_id = check(SESSION_ID, session_id, "session_id") if session_id is not None else None
-        with self._parts.write_lock, self._op("start_trace", namespace):
-            change = self._runs.start(namespace, task, session_id, check(_METADATA, metadata or {}, "metadata"),
-                                      utcnow())
-            self._write(namespace, change)
-        return change.nodes[0]
+        metadata = check(_METADATA, metadata or {}, "metadata")
+
+        def write() -> Trace:
+            with self._parts.write_lock, self._op("start_trace", namespace):
+                change = self._runs.start(namespace, task, session_id, metadata, utcnow())
+                self._write(namespace, change)
+            return change.nodes[0]
+
+        return retried(write)
 
     def add_step(self, trace_id: str, *, thought: str | None = None, action: str | None = None,
                  observation: str | None = None, namespace: str = "default") -> TraceStep:
@@ -125,7 +130,7 @@ class ProceduralMixin:
                       result: str | None = None, status: ToolStatus = "success", duration_ms: float | None = None,
                       namespace: str = "default") -> ToolInvocation:
         """A tool call a trace step made: the tool, its arguments (JSON), result, status
-        (success, failure, error) and duration."""
+        (success, failure, error, timeout, cancelled; pending until ``finish_tool_call``) and duration."""
         namespace = checked_namespace(namespace)
         fields = {"tool": tool, "arguments": arguments or {}, "result": result, "status": status,
                   "duration_ms": duration_ms}
@@ -134,6 +139,26 @@ class ProceduralMixin:
             change = self._runs.tool_call(namespace, step, fields, utcnow())
             self._write(namespace, change)
         return change.nodes[0]
+
+    def finish_tool_call(self, call_id: str, *, status: ToolStatus, result: str | None = None,
+                         duration_ms: float | None = None, namespace: str = "default") -> ToolInvocation:
+        """Finish a call recorded as ``pending``: its final status, and its result and duration
+        when given. A finished call is not changed again."""
+        namespace = checked_namespace(namespace)
+        if status == "pending":
+            raise ValidationError("finish_tool_call needs a final status, not pending")
+        fields = {"status": status} | {k: v for k, v in (("result", result), ("duration_ms", duration_ms)) if v is not None}
+
+        def write() -> ToolInvocation:
+            with self._parts.write_lock, self._op("finish_tool_call", namespace):
+                call = self._runs.load(namespace, call_id, ToolInvocation, "tool call")
+                if call.status != "pending":
+                    raise ValidationError(f"tool call {call_id} is already finished ({call.status})")
+                done = check(ToolInvocation, call.model_dump() | fields | {"updated_at": utcnow()}, "tool call")
+                self.store.put(namespace, [done], expect={call_id: call.updated_at})
+                return done
+
+        return retried(write)
 
     def complete_trace(self, trace_id: str, *, outcome: str = "", success: bool,
                        namespace: str = "default") -> Trace:

@@ -6,6 +6,7 @@ procedure PRODUCED by those runs; a failed run counts against the procedure and 
 
 from __future__ import annotations
 
+import collections
 import hashlib
 from datetime import datetime
 from typing import Any
@@ -53,8 +54,14 @@ class RunRecorder:
         trace.keywords = keywords(trace.task)
         out = Change()
         out.add(trace, self.parts.embedder.embed([embed_text(trace)])[0])
-        if session_id is not None:
-            self.load(namespace, session_id, Session, "session")
+        if session_id is not None:  # a session not started yet is made here, as a first turn makes it
+            found = next(iter(self.store.get(namespace, [session_id])), None)
+            if found is not None and not isinstance(found, Session):
+                raise ValidationError(f"id {session_id!r} is taken by a {found.kind} in this namespace")
+            if found is None:
+                out.add(check(Session, {"id": session_id, "namespace": namespace, "created_at": now, "updated_at": now},
+                              "session_id"))
+                out.expect[session_id] = None  # unless another writer made it meanwhile (then again, joining it)
             out.edges.append(Edge(namespace=namespace, source=trace.id, type=EdgeType.IN_SESSION, target=session_id))
         return out
 
@@ -107,17 +114,19 @@ class RunRecorder:
                       key=lambda s: s.order)
 
     def tool_stats(self, namespace: str) -> list[ToolStats]:
+        """Per tool: calls by status; the success rate and durations are of finished calls (not pending)."""
         calls: dict[str, list[ToolInvocation]] = {}
         for page in pages(self.store, namespace, "tool_call", 10_000):
             for c in page:
                 calls.setdefault(c.tool, []).append(c)
         out = []
         for tool, made in calls.items():
-            ms = np.array([c.duration_ms for c in made if c.duration_ms is not None], dtype=float)
-            ok = sum(c.status == "success" for c in made)
-            out.append(ToolStats(tool=tool, calls=len(made), successes=ok,
-                                 failures=sum(c.status == "failure" for c in made),
-                                 errors=sum(c.status == "error" for c in made), success_rate=ok / len(made),
+            done = [c for c in made if c.status != "pending"]
+            ms = np.array([c.duration_ms for c in done if c.duration_ms is not None], dtype=float)
+            by = collections.Counter(c.status for c in made)
+            out.append(ToolStats(tool=tool, calls=len(made), successes=by["success"], failures=by["failure"],
+                                 errors=by["error"], timeouts=by["timeout"], cancelled=by["cancelled"],
+                                 pending=by["pending"], success_rate=by["success"] / len(done) if done else 0.0,
                                  mean_ms=float(ms.mean()) if len(ms) else None,
                                  p95_ms=float(np.percentile(ms, 95)) if len(ms) else None))
         return sorted(out, key=lambda s: (-s.calls, s.tool))

@@ -8,13 +8,13 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_valida
 
 from .entity_types import entity_type
 from .fields import Label, Metadata, RawText, RecordId, ShortStr, Text, UTCDateTime, Unit
-from .records import Role, Source, ToolCall, says_something, turn_text
+from .records import Role, Source, ToolCall, check_content, turn_text
 
 
 class MessageIn(BaseModel):
     """One conversation turn to append, in graphmem's shape or the OpenAI chat message shape
-    (``content`` may be empty or null beside ``tool_calls``; ``name`` is the speaker). The
-    content is kept byte for byte. ``created_at`` defaults to now."""
+    (``content`` may be empty or null: an empty turn is kept as one; ``name`` is the speaker).
+    The content is kept byte for byte. ``created_at`` defaults to now."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -31,7 +31,7 @@ class MessageIn(BaseModel):
     @model_validator(mode="after")
     def _shape(self) -> "MessageIn":
         self.content = self.content or ""
-        says_something(self.content, self.tool_calls)
+        check_content(self.content, self.tool_calls)
         if self.name and not self.speaker:
             self.speaker = self.name
         return self

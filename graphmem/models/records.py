@@ -178,11 +178,11 @@ class ToolCall(BaseModel):
     function: ToolFunction
 
 
-def says_something(content: str, tool_calls: list[ToolCall], stored: bool = False) -> None:
-    """A turn has content or tool calls (an assistant turn may hold only calls); control
-    characters alone (NUL, BEL) are no content, except in a turn stored before that rule."""
-    if not (content if stored else CONTROL_CHARS.sub("", content)).strip() and not tool_calls:
-        raise ValueError("content must not be empty or control characters only (a turn may be empty only when it carries tool_calls)")
+def check_content(content: str, tool_calls: list[ToolCall], stored: bool = False) -> None:
+    """A turn's content is kept as sent, empty included (an empty turn is a turn); control
+    characters alone (NUL, BEL) are refused, except beside tool calls or in a turn stored before."""
+    if not stored and not tool_calls and content.strip() and not CONTROL_CHARS.sub("", content).strip():
+        raise ValueError("content must not be control characters only (NUL, BEL, ...)")
 
 
 def turn_text(content: str, tool_calls: list[ToolCall]) -> str:
@@ -198,7 +198,7 @@ class Message(Scorable):
     session_id: ShortStr
     role: Role = "user"
     speaker: str = ""
-    content: RawText = ""  # as sent, byte for byte; empty only beside tool calls
+    content: RawText = ""  # as sent, byte for byte (an empty turn is kept as one)
     tool_calls: list[ToolCall] = Field(default_factory=list)
     tool_call_id: ShortStr | None = None  # a tool turn: the call it answers
     seq: int = Field(0, ge=0)
@@ -213,8 +213,8 @@ class Message(Scorable):
     superseded_by: SupersededBy | None = None
 
     @model_validator(mode="after")
-    def _says_something(self, info: ValidationInfo) -> "Message":
-        says_something(self.content, self.tool_calls, stored=from_store(info))
+    def _content(self, info: ValidationInfo) -> "Message":
+        check_content(self.content, self.tool_calls, stored=from_store(info))
         self.__dict__["confidence"] = 1.0  # set, not assigned: an assignment would validate the model again
         return self
 
@@ -326,7 +326,8 @@ class ProcedureStep(Scorable):
     keywords: list[str] = Field(default_factory=list)
 
 
-ToolStatus = Literal["success", "failure", "error"]
+# pending: started, not finished yet (``update_tool_call`` finishes it)
+ToolStatus = Literal["success", "failure", "error", "timeout", "cancelled", "pending"]
 
 
 class Trace(Scorable):

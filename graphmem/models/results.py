@@ -189,7 +189,10 @@ class ToolStats(BaseModel):
     successes: int
     failures: int
     errors: int
-    success_rate: float
+    timeouts: int = 0
+    cancelled: int = 0
+    pending: int = Field(0, description="started and not finished; left out of the rate and durations")
+    success_rate: float = Field(description="successes over finished calls (0 when none has finished)")
     mean_ms: float | None = Field(None, description="mean duration of the calls that reported one")
     p95_ms: float | None = None
 

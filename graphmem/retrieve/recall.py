@@ -296,8 +296,8 @@ class Recaller:
         def admitted(layer: str, rec: Any) -> bool:
             if rec is None or rec.kind != layer or rec.status not in statuses[layer]:
                 return False  # a graph hit of another kind, superseded, or deleted meanwhile
-            if ask.filter.session_id is not None and layer == "message" and rec.session_id != ask.filter.session_id:
-                return False
+            if layer == "message" and (ask.filter.session_id not in (None, rec.session_id) or not rec.said.strip()):
+                return False  # another session's turn, or an empty turn (kept in the log; it answers nothing)
             return as_of is None or held_at(rec, as_of)
 
         fetched = {layer: self._pool.submit(fetch, layer, cands) for layer, cands in per_layer.items() if cands}

@@ -110,6 +110,19 @@ def add_tool_call(step_id: str, body: ToolCallIn, request: Request, who: Tenant 
                                          namespace=who.namespace)
 
 
+class ToolCallDone(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    status: ToolStatus = Field(description="the final status (not pending)")
+    result: str | None = None
+    duration_ms: float | None = Field(None, ge=0)
+
+
+@router.patch("/v1/traces/tool-calls/{call_id}", tags=["traces"])
+def finish_tool_call(call_id: str, body: ToolCallDone, request: Request, who: Tenant = Depends(writer)) -> ToolInvocation:
+    """Finish a call recorded as pending."""
+    return memory(request).finish_tool_call(call_id, **body.model_dump(), namespace=who.namespace)
+
+
 @router.post("/v1/traces/{trace_id}/complete", tags=["traces"])
 def complete_trace(trace_id: str, body: CompleteIn, request: Request, who: Tenant = Depends(writer)) -> Trace:
     """Finish a run; a success may reinforce or teach a procedure, a failure counts against one."""

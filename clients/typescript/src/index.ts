@@ -43,6 +43,7 @@ export type ProcedureIn = Body<"/v1/procedures", "post">;
 export type TraceIn = Body<"/v1/traces", "post">;
 export type StepIn = Body<"/v1/traces/{trace_id}/steps", "post">;
 export type ToolCallIn = Body<"/v1/traces/steps/{step_id}/tool-calls", "post">;
+export type ToolCallDone = Body<"/v1/traces/tool-calls/{call_id}", "patch">;
 export type MemoryFilters = {
   status?: "active" | "superseded" | "archived"; entity?: string; category?: string; session_id?: string;
   since?: string; until?: string;
@@ -246,6 +247,10 @@ export class GraphMem {
   }
   addToolCall(stepId: string, call: ToolCallIn): Promise<ToolInvocation> {
     return this.#json("POST", `/v1/traces/steps/${this.#id(stepId)}/tool-calls`, {}, call);
+  }
+  /** Finish a call recorded with status "pending" (its final status, result and duration). */
+  finishToolCall(callId: string, done: ToolCallDone): Promise<ToolInvocation> {
+    return this.#json("PATCH", `/v1/traces/tool-calls/${this.#id(callId)}`, {}, done);
   }
   completeTrace(traceId: string, success: boolean, outcome = ""): Promise<Trace> {
     return this.#json("POST", `/v1/traces/${this.#id(traceId)}/complete`, {}, { success, outcome });

@@ -654,6 +654,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/traces/tool-calls/{call_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Finish Tool Call
+         * @description Finish a call recorded as pending.
+         */
+        patch: operations["finish_tool_call_v1_traces_tool_calls__call_id__patch"];
+        trace?: never;
+    };
     "/v1/traces/{trace_id}/complete": {
         parameters: {
             query?: never;
@@ -1323,8 +1343,8 @@ export interface components {
         /**
          * MessageIn
          * @description One conversation turn to append, in graphmem's shape or the OpenAI chat message shape
-         *     (``content`` may be empty or null beside ``tool_calls``; ``name`` is the speaker). The
-         *     content is kept byte for byte. ``created_at`` defaults to now.
+         *     (``content`` may be empty or null: an empty turn is kept as one; ``name`` is the speaker).
+         *     The content is kept byte for byte. ``created_at`` defaults to now.
          */
         MessageIn: {
             /**
@@ -1947,6 +1967,19 @@ export interface components {
             type: "function";
             function: components["schemas"]["ToolFunction-Output"];
         };
+        /** ToolCallDone */
+        ToolCallDone: {
+            /**
+             * Status
+             * @description the final status (not pending)
+             * @enum {string}
+             */
+            status: "success" | "failure" | "error" | "timeout" | "cancelled" | "pending";
+            /** Result */
+            result?: string | null;
+            /** Duration Ms */
+            duration_ms?: number | null;
+        };
         /** ToolCallIn */
         ToolCallIn: {
             /** Tool */
@@ -1962,7 +1995,7 @@ export interface components {
              * @default success
              * @enum {string}
              */
-            status?: "success" | "failure" | "error";
+            status?: "success" | "failure" | "error" | "timeout" | "cancelled" | "pending";
             /** Duration Ms */
             duration_ms?: number | null;
         };
@@ -2046,7 +2079,7 @@ export interface components {
              * @default success
              * @enum {string}
              */
-            status: "success" | "failure" | "error";
+            status: "success" | "failure" | "error" | "timeout" | "cancelled" | "pending";
             /** Duration Ms */
             duration_ms: number | null;
         };
@@ -2065,7 +2098,26 @@ export interface components {
             failures: number;
             /** Errors */
             errors: number;
-            /** Success Rate */
+            /**
+             * Timeouts
+             * @default 0
+             */
+            timeouts: number;
+            /**
+             * Cancelled
+             * @default 0
+             */
+            cancelled: number;
+            /**
+             * Pending
+             * @description started and not finished; left out of the rate and durations
+             * @default 0
+             */
+            pending: number;
+            /**
+             * Success Rate
+             * @description successes over finished calls (0 when none has finished)
+             */
             success_rate: number;
             /**
              * Mean Ms
@@ -7074,6 +7126,125 @@ export interface operations {
         responses: {
             /** @description Successful Response */
             201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolInvocation"];
+                };
+            };
+            /** @description malformed JSON, a cursor of another listing */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a key is required, or the key is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description no such record in this namespace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description method not allowed */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a conflict: the id is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description invalid input: the field and why */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the store, the embedder or the model is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    finish_tool_call_v1_traces_tool_calls__call_id__patch: {
+        parameters: {
+            query?: {
+                /** @description the namespace to act in: only on an open loopback server; with a key it must be the key's own or left out */
+                namespace?: string | null;
+            };
+            header?: never;
+            path: {
+                call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ToolCallDone"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };

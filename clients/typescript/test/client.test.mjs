@@ -83,9 +83,15 @@ test("entities, episodes, procedures", async () => {
   const run = await open.startTrace({ task: "brew a second pot" });
   const step = await open.addStep(run.id, { action: "heat water" });
   await open.addToolCall(step.id, { tool: "kettle", arguments: { celsius: 90 }, duration_ms: 120 });
+  const timer = await open.addToolCall(step.id, { tool: "kettle", status: "pending" });
+  assert.equal((await open.toolStats())[0].pending, 1);
+  const rang = await open.finishToolCall(timer.id, { status: "timeout", duration_ms: 30000 });
+  assert.equal(rang.status, "timeout");
+  await assert.rejects(open.finishToolCall(timer.id, { status: "success" }), ValidationError); // finished once
   assert.equal((await open.completeTrace(run.id, true, "tea ready")).success, true);
-  assert.deepEqual((await open.getTrace(run.id)).steps.map((s) => s.tool_calls.map((c) => c.tool)), [["kettle"]]);
-  assert.equal((await open.toolStats())[0].tool, "kettle");
+  assert.deepEqual((await open.getTrace(run.id)).steps.map((s) => s.tool_calls.map((c) => c.tool)), [["kettle", "kettle"]]);
+  const kettle = (await open.toolStats())[0];
+  assert.deepEqual([kettle.tool, kettle.successes, kettle.timeouts, kettle.pending, kettle.success_rate], ["kettle", 1, 1, 0, 0.5]);
   assert.equal((await open.similarTraces("second pot of tea"))[0].trace.id, run.id);
   assert.deepEqual((await collect(open.traces())).map((t) => t.id), [run.id]);
   const graph = await open.graph({ entity: "Ana" });
