@@ -6,6 +6,7 @@ LangGraph graph and a real LangChain retriever call."""
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from typing import TypedDict
 
@@ -60,18 +61,20 @@ def test_the_same_answers_as_langgraphs_in_memory_store(mem):
 
 def test_semantic_search_is_graphmems_recall_within_the_prefix_and_filter(mem):
     store = GraphMemStore(mem, index_fields=["text"])
+    mem.remember("Ana drinks mint tea after lunch")  # a memory of the same namespace that is not an item
     store.put(("users", "ana"), "drink", {"text": "Ana prefers green tea in the morning", "kind": "preference"})
     store.put(("users", "ana"), "home", {"text": "Ana moved to Lisbon last year", "kind": "fact"})
     store.put(("users", "bo"), "drink", {"text": "Bo drinks black coffee", "kind": "preference"})
     store.put(("users", "ana"), "secret", {"text": "Ana's locker code is 4412"}, index=False)  # stored, not searched
     hits = store.search(("users", "ana"), query="what does Ana drink?")
     assert hits[0].key == "drink" and hits[0].namespace == ("users", "ana") and hits[0].score > 0
+    assert "mint" not in json.dumps([h.value for h in store.search((), query="mint tea after lunch")])
     assert all(h.namespace[:2] == ("users", "ana") for h in hits)
     assert [h.key for h in store.search(("users",), query="morning drink", filter={"kind": "fact"})] in (["home"], [])
     assert "secret" not in {h.key for h in store.search(("users", "ana"), query="locker code 4412")}
     assert store.get(("users", "ana"), "secret").value == {"text": "Ana's locker code is 4412"}
     # the items are graphmem memories: the graph names what they mention
-    assert any(e.name == "Lisbon" for e in mem.find_entities("Lisbon", namespace="langgraph"))
+    assert any(e.name == "Lisbon" for e in mem.find_entities("Lisbon"))  # graphmem's one default namespace
     created = store.get(("users", "ana"), "drink").created_at
     store.put(("users", "ana"), "drink", {"text": "Ana prefers oolong now", "kind": "preference"})
     again = store.get(("users", "ana"), "drink")

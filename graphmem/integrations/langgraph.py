@@ -1,7 +1,8 @@
 """A LangGraph ``BaseStore`` backed by graphmem (``pip install "graphmem[langgraph]"``).
 
 Each item is one graphmem memory in one graphmem namespace (``namespace=``, default
-``"langgraph"``): its text is what is indexed (the ``index`` fields of the item, or of the
+``"default"`` as everywhere in graphmem, so a ``GraphMemRetriever`` or ``Memory.recall`` on the
+same ``Memory`` finds the items; the earlier default was ``"langgraph"``): its text is what is indexed (the ``index`` fields of the item, or of the
 store; the whole value by default), so ``search(query=...)`` is graphmem's recall (vectors,
 keywords and the entity graph) and the item's entities join graphmem's graph; the LangGraph
 namespace, key, value and creation time travel in the memory's metadata. A put writes the
@@ -35,11 +36,11 @@ def _id(namespace: tuple[str, ...], key: str) -> str:
 
 
 class GraphMemStore(BaseStore):
-    """``GraphMemStore(memory, namespace="langgraph", index_fields=None)``: ``index_fields`` are
+    """``GraphMemStore(memory, namespace="default", index_fields=None)``: ``index_fields`` are
     the JSON paths embedded and searched for an item put without ``index`` (``None``: the whole
     value; ``["text", "notes[*]"]`` as in LangGraph)."""
 
-    def __init__(self, memory: Memory, *, namespace: str = "langgraph", index_fields: list[str] | None = None) -> None:
+    def __init__(self, memory: Memory, *, namespace: str = "default", index_fields: list[str] | None = None) -> None:
         self.memory, self.namespace, self.index_fields = memory, namespace, index_fields
         self._lock = threading.Lock()  # a put reads the item's creation time, then writes
 
@@ -121,8 +122,9 @@ class GraphMemStore(BaseStore):
         while True:  # recall more until enough items of this prefix and filter are found
             hits = self.memory.recall(op.query, k=k, layers=["memory"], namespace=self.namespace,
                                       record_access=False)
-            found = [i for i in (self._item(h.item, h.score) for h in hits
-                                 if h.item.metadata.get(CATEGORY, {}).get("indexed", True)) if self._matches(i, op)]
+            mine = [h for h in hits if CATEGORY in h.item.metadata]  # the store's items, not other memories
+            found = [i for i in (self._item(h.item, h.score) for h in mine
+                                 if h.item.metadata[CATEGORY].get("indexed", True)) if self._matches(i, op)]
             if len(found) >= wanted or len(hits) < k or k >= 1000:
                 return found[op.offset:wanted]
             k = min(k * 4, 1000)
