@@ -223,3 +223,34 @@ def test_streamable_http_server_binds_each_key_to_its_namespace(backend, tmp_pat
 def test_mcp_http_refuses_a_public_address_without_keys(tmp_path):
     done = cli(env_for(tmp_path), "mcp", "-t", "http", "--host", "0.0.0.0", "--port", str(_free_port()), check=False)
     assert done.returncode == 1 and "without API keys" in done.stderr
+
+
+def test_a_keyed_http_server_refuses_a_connection_without_a_key_before_the_handshake(tmp_path):
+    env = env_for(tmp_path)
+    key = cli(env, "keys", "create", "--namespace", "keyed").stdout.split()[-1]
+    ro = cli(env, "keys", "create", "--namespace", "keyed", "--read-only").stdout.split()[-1]
+    server = HttpMcp(env, tmp_path)
+    try:
+        hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}}
+        headers = {"Accept": "application/json, text/event-stream"}
+        for auth in ({}, {"Authorization": "Bearer gm_nope_nope"}, {"X-API-Key": key}):
+            r = httpx2.post(server.url, json=hello, headers=headers | auth, timeout=30)
+            assert r.status_code == 401 and r.headers["www-authenticate"].startswith("Bearer"), (auth, r.text)
+
+        async def connect() -> None:
+            with pytest.raises(Exception):  # the client sees a refused connection, not a healthy server
+                async with server.client() as anon:
+                    await anon.list_tools()
+            async with server.client(key) as client:
+                assert TOOLS <= {t.name for t in (await client.list_tools()).tools}
+                assert result(await client.call_tool("stats", {}))["namespace"] == "keyed"
+                assert result(await client.call_tool("remember", {"text": "Keyed note"}))["id"]
+            async with server.client(ro) as reader:
+                r = await reader.call_tool("remember", {"text": "a read-only key writes nothing"})
+                assert r.is_error and "read-only" in r.content[0].text
+
+        asyncio.run(connect())
+    finally:
+        log = server.stop()
+    assert "Traceback" not in log, log

@@ -124,7 +124,13 @@ def test_open_loopback_server_serves_every_route(live):
         assert c.get("/health").json() == {"status": "ok"} and c.get("/ready").json()["status"] == "ready"
         spec = c.get("/openapi.json").json()
         assert "/v1/recall" in spec["paths"] and "/v1/sessions/{session_id}/messages" in spec["paths"]
-        assert "text/html" in c.get("/docs").headers["content-type"]
+        assert set(spec["components"]["securitySchemes"]) == {"bearer", "apiKey"}  # /docs has an Authorize button
+        assert {"bearer": []} in spec["paths"]["/v1/recall"]["post"]["security"]
+        for page, asset in (("/docs", "swagger-ui-bundle.js"), ("/redoc", "redoc.standalone.js")):
+            html = c.get(page)
+            assert "text/html" in html.headers["content-type"] and "cdn" not in html.text.lower()  # offline
+            src = re.search(rf'src="([^"]*{re.escape(asset)})"', html.text).group(1)
+            assert c.get(src).status_code == 200  # served from the package
         assert c.get("/v1/memories", params=q).json() == {"items": [], "next_cursor": None}  # a new tenant is empty
         first = c.post("/v1/context", params=q, json={"query": "what do I like?", "session_id": "s1"})
         assert first.status_code == 200 and first.json()["items"] == []  # an agent's first call
@@ -265,6 +271,8 @@ def test_keys_bind_each_request_to_its_tenant(live):
                         json={"task": "open the vault", "steps": ["7431", "turn"]}).json()
         b_run = c.post("/v1/traces", params={"namespace": b_ns}, json={"task": "open the vault with 7431"}).json()
         b_step = c.post(f"/v1/traces/{b_run['id']}/steps", params={"namespace": b_ns}, json={"action": "dial 7431"}).json()
+        b_call = c.post(f"/v1/traces/steps/{b_step['id']}/tool-calls", params={"namespace": b_ns},
+                        json={"tool": "dialer", "status": "pending"}).json()
     a_key = cli(live.env, "keys", "create", "--namespace", a_ns, "--label", "agent A").stdout.split()[-1]
     ro_key = cli(live.env, "keys", "create", "--namespace", a_ns, "--read-only").stdout.split()[-1]
     b_key = cli(live.env, "keys", "create", "--namespace", b_ns).stdout.split()[-1]
@@ -287,7 +295,7 @@ def test_keys_bind_each_request_to_its_tenant(live):
         spec = a.get("/openapi.json").json()
         ids = {"session_id": "bs", "memory_id": b_mem["id"], "record_id": b_mem["id"], "entity": "vault",
                "episode_id": b_mem["id"], "procedure_id": b_proc["id"], "trace_id": b_run["id"],
-               "step_id": b_step["id"]}
+               "step_id": b_step["id"], "call_id": b_call["id"]}
         bodies = {"/v1/recall": {"query": "vault code"}, "/v1/context": {"query": "vault code"},
                   "/v1/sessions": {"id": "bs"}, "/v1/sessions/{session_id}/messages": {"messages": ["hi"]},
                   "/v1/memories": {"text": "probe"}, "/v1/episodes": {"summary": "probe", "memory_ids": [b_mem["id"]]},
@@ -296,7 +304,8 @@ def test_keys_bind_each_request_to_its_tenant(live):
                   "/v1/procedures/{procedure_id}/outcome": {"success": False, "failed_step": 1},
                   "/v1/traces": {"task": "probe", "session_id": "bs"},
                   "/v1/traces/{trace_id}/steps": {"action": "peek"}, "/v1/traces/{trace_id}/complete": {"success": True},
-                  "/v1/traces/steps/{step_id}/tool-calls": {"tool": "probe"}}
+                  "/v1/traces/steps/{step_id}/tool-calls": {"tool": "probe"},
+                  "/v1/traces/tool-calls/{call_id}": {"status": "success", "result": "opened by A"}}
         probed = 0
         for path, methods in spec["paths"].items():
             for method in methods:
@@ -314,7 +323,9 @@ def test_keys_bind_each_request_to_its_tenant(live):
         assert probed >= 30
         assert b.get(f"/v1/memories/{b_mem['id']}").json()["text"] == SECRET  # B's memory untouched
         assert b.get("/v1/sessions/bs").json()["message_count"] == 1
-        assert b.get(f"/v1/traces/{b_run['id']}").json()["trace"]["step_count"] == 1  # B's run untouched
+        b_view = b.get(f"/v1/traces/{b_run['id']}").json()
+        assert b_view["trace"]["step_count"] == 1  # B's run untouched, its pending call still pending
+        assert b_view["steps"][0]["tool_calls"][0]["status"] == "pending"
         assert b.get(f"/v1/procedures/{b_proc['id']}").json()["failure_count"] == 0
         assert SECRET not in a.get("/v1/export").text
 

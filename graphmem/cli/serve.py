@@ -116,7 +116,8 @@ def mcp(
     conf, keys = serving_settings(), key_store()
     hosts = host_policy(host, keys, allowed_host, cors_origin, conf) if transport == "http" else None
     with Memory(state.db, settings=conf) as memory:
-        server = build(memory, state.namespace, keys)
+        where = f"[{host}]" if ":" in host else host  # an IPv6 address in a URL
+        server = build(memory, state.namespace, keys, url=f"http://{where}:{port}" if transport == "http" else None)
         if transport == "stdio":
             server.run("stdio")  # stdout is the protocol's: nothing else may print there
             return

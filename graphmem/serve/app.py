@@ -12,10 +12,12 @@ from collections.abc import Callable
 from contextlib import asynccontextmanager
 from typing import Any, Generic, TypeVar
 
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Query, Request, Security
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
@@ -23,7 +25,7 @@ from ..errors import (ConfigurationError, ConflictError, EmbeddingError, Extract
                       StoreError, ValidationError)
 from ..models.fields import NAMESPACE_PATTERN
 from .hosts import BrowserGuard, HostPolicy, cors_options
-from .keys import KeyStore, token_of
+from .keys import KeyStore
 
 log = logging.getLogger("graphmem.serve")
 T = TypeVar("T")
@@ -191,14 +193,21 @@ class _TooLarge(StarletteHTTPException):
 
 
 # who is asking -----------------------------------------------------------------------------
+# declared in the OpenAPI schema (the Authorize button of /docs); either one carries the key
+_BEARER = HTTPBearer(auto_error=False, scheme_name="bearer", description="an API key (`graphmem keys create`)")
+_HEADER = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="apiKey", description="the same key")
+
+
 def tenant(request: Request, namespace: str | None = Query(
         None, pattern=NAMESPACE_PATTERN, description="the namespace to act in: only on an open loopback server; with a key it must be the "
-                          "key's own or left out")) -> Tenant:
+                          "key's own or left out"),
+        bearer: HTTPAuthorizationCredentials | None = Security(_BEARER),
+        header: str | None = Security(_HEADER)) -> Tenant:
     """The tenant of a request. With keys configured, a request needs one (``Authorization:
     Bearer <key>`` or ``X-API-Key``) and acts in its namespace; naming another is 403 whatever
     the id or body says. With no keys (loopback only), the ``namespace`` parameter chooses."""
     keys: KeyStore = request.app.state.keys
-    token = token_of(request.headers)
+    token = (bearer.credentials.strip() if bearer else None) or header or None
     if not keys.any():
         if token:
             raise Problem(401, "Unauthorized", "no API keys are configured on this server",
@@ -264,7 +273,7 @@ def create_app(memory_factory: Callable[[], Any], keys: KeyStore, *, max_body: i
     from .procedural import router as procedural_router
     from .routes import router
 
-    app = FastAPI(title="graphmem", version=version("graphmem"), lifespan=lifespan,
+    app = FastAPIOffline(title="graphmem", version=version("graphmem"), lifespan=lifespan,
                   description="Knowledge-graph memory for AI agents: sessions and turns in, memories, episodes and "
                               "procedures out; recall with a five-factor score and the path that found each item.")
     app.state.keys = keys

@@ -9,6 +9,9 @@ import functools
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
+import anyio
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from pydantic import BaseModel, Field
@@ -35,8 +38,24 @@ class Turn(BaseModel):
     speaker: str = Field("", description="who said it, e.g. the user's name")
 
 
+class KeyVerifier:
+    """The MCP SDK's token verifier over graphmem's API keys: over HTTP a connection without a
+    valid key is refused with 401 before the handshake (the tool list included)."""
+
+    def __init__(self, keys: KeyStore) -> None:
+        self.keys = keys
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        key = await anyio.to_thread.run_sync(self.keys.verify, token)
+        if key is None:
+            return None
+        return AccessToken(token=token, client_id=key.id, scopes=["read"] if key.read_only else ["read", "write"],
+                           claims={"namespace": key.namespace})
+
+
 class Namespaces:
-    """The namespace a tool call acts in, and whether it may write."""
+    """The namespace a tool call acts in, and whether it may write (checked at each call too: a
+    server started open on loopback refuses calls without a key once keys are made)."""
 
     def __init__(self, namespace: str, keys: KeyStore | None) -> None:
         self.namespace, self.keys = namespace, keys
@@ -94,11 +113,15 @@ def _item(s: Any) -> dict[str, Any]:
             "factors": s.breakdown.model_dump(exclude_none=True), "turns": s.turns}
 
 
-def build(memory: Any, namespace: str = "default", keys: KeyStore | None = None) -> MCPServer:
-    """An MCP server over ``memory`` (opened and closed by the caller)."""
+def build(memory: Any, namespace: str = "default", keys: KeyStore | None = None, url: str | None = None) -> MCPServer:
+    """An MCP server over ``memory`` (opened and closed by the caller). Served over HTTP at ``url``
+    with keys made, every request needs one (the SDK's bearer authentication)."""
     from importlib.metadata import version
 
-    server = MCPServer("graphmem", instructions=INSTRUCTIONS, version=version("graphmem"))
+    auth = {}
+    if url is not None and keys is not None and keys.any():
+        auth = {"token_verifier": KeyVerifier(keys), "auth": AuthSettings(issuer_url=url, resource_server_url=None)}
+    server = MCPServer("graphmem", instructions=INSTRUCTIONS, version=version("graphmem"), **auth)
     ns = Namespaces(namespace, keys)
 
     @server.tool()
