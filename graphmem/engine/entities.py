@@ -10,7 +10,7 @@ from ..errors import ConflictError, NotFoundError, ValidationError
 from ..lifecycle import check, checked_namespace, forget_records
 from ..lifecycle.builders import with_vote
 from ..lifecycle.entity_merges import fold_entity, merge_candidates
-from ..models import Entity, MergeSuggestion, Status, embed_text, utcnow
+from ..models import Entity, MemoryRecord, MergeSuggestion, Status, embed_text, utcnow
 from ..models.entity_types import entity_type
 from ..retrieve import find_entity
 from ..store import no_vectors
@@ -120,7 +120,7 @@ class EntitiesMixin:
             return retried(write)
 
     def add_relation(self, subject: str, predicate: str, object: str, *, source_message_ids: Sequence[str] = (),
-                     confidence: float | None = None, valid_at: Any = None, namespace: str = "default"):
+                     confidence: float | None = None, valid_at: Any = None, namespace: str = "default") -> MemoryRecord:
         """A relation between two entities (made when unknown), recorded as a fact: a memory
         whose text is the triple and which cites the turns it came from, with the RELATES_TO
         edge it states. Returns the memory; a later ``update`` of it corrects the relation."""

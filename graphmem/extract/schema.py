@@ -120,7 +120,7 @@ class ExtractedMemory(BaseModel):
     subject: str | None = None
     predicate: str | None = None
     object: str | None = None
-    importance: float = Field(0.5, ge=0, le=1)
+    importance: float = Field(default=0.5, ge=0, le=1)
     source: Literal["user_stated", "inferred", "observed"] = "inferred"
     turns: list[int] = Field(default_factory=list, description="the window's turns it comes from, numbered from 1")
 

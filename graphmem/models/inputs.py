@@ -45,7 +45,7 @@ class EntityIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: ShortStr
-    type: Annotated[str, BeforeValidator(entity_type)] = Field("thing", description="person, org, place, thing, ... "
+    type: Annotated[str, BeforeValidator(entity_type)] = Field(default="thing", description="person, org, place, thing, ... "
                                                                "in any spelling (PERSON, Person, company)")
     aliases: list[ShortStr] = Field(default_factory=list)
 
@@ -103,6 +103,6 @@ class MemoryPatch(BaseModel):
     invalid_at: UTCDateTime | None = None
     metadata: Metadata | None = None
     source_message_ids: list[ShortStr] | None = Field(
-        None, description="with a correction: the turns the new version comes from (default none: the old "
+        default=None, description="with a correction: the turns the new version comes from (default none: the old "
         "version's turns stated the old value, and are marked superseded)"
     )

@@ -111,7 +111,7 @@ class Scorable(Record):
     importance: Unit = 0.5
     confidence: Unit = 1.0
     status: Status = Status.active
-    access_count: int = Field(0, ge=0)
+    access_count: int = Field(default=0, ge=0)
     last_accessed_at: UTCDateTime | None = None
 
 
@@ -134,14 +134,14 @@ class Session(Record):
     agent_id: ShortStr | None = None  # which agent took part
     summary: LongStr = ""  # L1: the rolling working summary
     summary_updated_at: UTCDateTime | None = None
-    message_count: int = Field(0, ge=0)  # turns it holds now
-    next_seq: int = Field(-1, ge=-1)  # the next turn's number (turns forgotten leave gaps); -1: message_count
+    message_count: int = Field(default=0, ge=0)  # turns it holds now
+    next_seq: int = Field(default=-1, ge=-1)  # the next turn's number (turns forgotten leave gaps); -1: message_count
     last_message_at: UTCDateTime | None = None
     last_message_id: str | None = None  # the tail of the NEXT chain
     # extraction: messages with seq < extracted_upto have been through a window
-    extracted_upto: int = Field(0, ge=0)
-    windows_done: int = Field(0, ge=0)
-    windows_skipped: int = Field(0, ge=0)
+    extracted_upto: int = Field(default=0, ge=0)
+    windows_done: int = Field(default=0, ge=0)
+    windows_skipped: int = Field(default=0, ge=0)
     failed_windows: list[Annotated[tuple[int, int], WithJsonSchema(_WINDOW_SCHEMA)]] = Field(
         default_factory=list, description="[start, end) seq ranges whose extraction failed")
     last_error: str = ""
@@ -201,7 +201,7 @@ class Message(Scorable):
     content: RawText = ""  # as sent, byte for byte (an empty turn is kept as one)
     tool_calls: list[ToolCall] = Field(default_factory=list)
     tool_call_id: ShortStr | None = None  # a tool turn: the call it answers
-    seq: int = Field(0, ge=0)
+    seq: int = Field(default=0, ge=0)
     importance: Unit = 0.3
     # a turn is a faithful record of what was said, whoever said it: 1.0 (stores written before
     # this read 0.5 and are read as 1.0). How far its claim holds is for the memories read from
@@ -304,12 +304,18 @@ class Procedure(Scorable):
     _prefix = "prc"
     task: Text
     steps: list[Step] = Field(min_length=1)
-    seen_count: int = Field(1, ge=0)
-    success_count: int = Field(0, ge=0)
-    failure_count: int = Field(0, ge=0)
+    seen_count: int = Field(default=1, ge=0)
+    success_count: int = Field(default=0, ge=0)
+    failure_count: int = Field(default=0, ge=0)
     learned_from: list[str] = Field(default_factory=list, description="the successful traces it was learned from")
     status_reason: str = ""
     keywords: list[str] = Field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        """The task and its numbered steps on one line (as a memory's ``text`` reads; history
+        lists memories and procedures alike)."""
+        return f"{self.task}: " + "; ".join(f"{i}. {s.text}" for i, s in enumerate(self.steps, 1))
 
 
 class ProcedureStep(Scorable):
@@ -321,7 +327,7 @@ class ProcedureStep(Scorable):
     procedure_id: str
     order: int = Field(ge=1)
     text: Text
-    failure_count: int = Field(0, ge=0)
+    failure_count: int = Field(default=0, ge=0)
     entities: list[str] = Field(default_factory=list)
     keywords: list[str] = Field(default_factory=list)
 
@@ -337,7 +343,7 @@ class Trace(Scorable):
     _prefix = "trc"
     task: Text
     session_id: ShortStr | None = None
-    step_count: int = Field(0, ge=0)
+    step_count: int = Field(default=0, ge=0)
     last_step_id: str | None = None  # the tail of the NEXT chain
     outcome: LongStr = ""
     success: bool | None = None  # None: still running
@@ -382,7 +388,7 @@ class ToolInvocation(Record):
     arguments: Metadata = Field(default_factory=dict)
     result: RawText | None = None
     status: ToolStatus = "success"
-    duration_ms: float | None = Field(None, ge=0, allow_inf_nan=False)
+    duration_ms: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
 
 class Tool(Record):

@@ -29,10 +29,10 @@ class ScoreBreakdown(BaseModel):
     semantic: float = 0.0
     keyword: float = 0.0
     graph: float = 0.0
-    context: float = Field(0.0, description="relevance from the conversation around a turn (adjacent turns, its "
+    context: float = Field(default=0.0, description="relevance from the conversation around a turn (adjacent turns, its "
                            "session) and from the time the query names")
     total: float
-    path: str | None = Field(None, description="how the graph found the item: \"mentions Alice -manager-> Bob\", "
+    path: str | None = Field(default=None, description="how the graph found the item: \"mentions Alice -manager-> Bob\", "
                              "\"said by Caroline\"")
 
 
@@ -46,8 +46,8 @@ class ScoredItem(BaseModel):
     matched_by: list[Literal["vector", "keyword", "graph", "context", "feedback"]] = Field(
         default_factory=list, description="how it was found; feedback: by meaning near the query and its best hit "
         "(RecallOptions.feedback), not by the query alone")
-    tokens: int = Field(0, ge=0, description="what the item's text costs in a prompt")
-    matched_step: int | None = Field(None, description="a procedure found by one of its steps: that step's order")
+    tokens: int = Field(default=0, ge=0, description="what the item's text costs in a prompt")
+    matched_step: int | None = Field(default=None, description="a procedure found by one of its steps: that step's order")
 
     @property
     def id(self) -> str:
@@ -70,16 +70,13 @@ class ScoredItem(BaseModel):
 
 def item_text(item: MemoryRecord | Episode | Procedure | Message | Trace) -> str:
     """The one-line text of any recallable item."""
-    if isinstance(item, MemoryRecord):
+    if isinstance(item, (MemoryRecord, Procedure)):
         return item.text
     if isinstance(item, Trace):
         how = "running" if item.success is None else "succeeded" if item.success else "failed"
         return f"{item.task} ({how})" + (f": {item.outcome}" if item.outcome else "")
     if isinstance(item, Episode):
         return item.summary
-    if isinstance(item, Procedure):
-        steps = "; ".join(f"{i}. {s.text}" for i, s in enumerate(item.steps, 1))
-        return f"{item.task}: {steps}"
     who = item.speaker or item.role
     return f"{who}: {item.said}"
 
@@ -115,7 +112,7 @@ class Context(BaseModel):
     budget: int
     items: list[ScoredItem]
     sections: list[ContextSection]
-    dropped: int = Field(0, description="recalled items that did not fit the budget")
+    dropped: int = Field(default=0, description="recalled items that did not fit the budget")
     timings_ms: dict[str, float]
 
 
@@ -191,9 +188,9 @@ class ToolStats(BaseModel):
     errors: int
     timeouts: int = 0
     cancelled: int = 0
-    pending: int = Field(0, description="started and not finished; left out of the rate and durations")
+    pending: int = Field(default=0, description="started and not finished; left out of the rate and durations")
     success_rate: float = Field(description="successes over finished calls (0 when none has finished)")
-    mean_ms: float | None = Field(None, description="mean duration of the calls that reported one")
+    mean_ms: float | None = Field(default=None, description="mean duration of the calls that reported one")
     p95_ms: float | None = None
 
 

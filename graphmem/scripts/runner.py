@@ -33,7 +33,7 @@ class ForgetStep(_Step):
 class RememberSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
     text: str
-    importance: float = Field(0.5, ge=0, le=1)
+    importance: float = Field(default=0.5, ge=0, le=1)
     source: Literal["user_stated", "inferred", "observed"] = "user_stated"
     pinned: bool = False
     subject: str | None = None
@@ -49,9 +49,9 @@ class MaintainSpec(BaseModel):
     """A maintenance run ``after_days`` from now (time travel), and what it must do."""
 
     model_config = ConfigDict(extra="forbid")
-    after_days: float = Field(0, ge=0)
+    after_days: float = Field(default=0, ge=0)
     dry_run: bool = False
-    cap: int | None = Field(None, ge=1)
+    cap: int | None = Field(default=None, ge=1)
     merged: int | None = None
     expired: int | None = None
     capped: int | None = None
@@ -60,7 +60,7 @@ class MaintainSpec(BaseModel):
 
 class RecallStep(_Step):
     recall: str
-    k: int = Field(5, ge=1, le=100)
+    k: int = Field(default=5, ge=1, le=100)
     includes: list[str] = Field(default_factory=list)
     excludes: list[str] = Field(default_factory=list)
     layer: Layer | None = None
@@ -68,7 +68,7 @@ class RecallStep(_Step):
 
 class ContextStep(_Step):
     context: str
-    budget: int = Field(400, ge=16)
+    budget: int = Field(default=400, ge=16)
     mentions: list[str] = Field(default_factory=list)
     omits: list[str] = Field(default_factory=list)
     stale: list[str] = Field(default_factory=list, description="every context line stating one of these says it "
@@ -91,7 +91,7 @@ class TraceSpec(BaseModel):
     task: str
     steps: list[str] = Field(min_length=1)
     success: bool = True
-    fails_at: int | None = Field(None, ge=1, description="the step whose tool call failed")
+    fails_at: int | None = Field(default=None, ge=1, description="the step whose tool call failed")
 
 
 class TraceRunStep(_Step):

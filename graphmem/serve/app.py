@@ -57,8 +57,8 @@ class ProblemDetails(BaseModel):
     status: int
     detail: str
     instance: str
-    errors: list[dict[str, Any]] | None = Field(None, description="422/400: every field that failed")
-    line: int | None = Field(None, description="import: the line that could not be read")
+    errors: list[dict[str, Any]] | None = Field(default=None, description="422/400: every field that failed")
+    line: int | None = Field(default=None, description="import: the line that could not be read")
 
 
 def _problem_response(description: str) -> dict[str, Any]:

@@ -35,7 +35,7 @@ procedure went with `record_outcome`."""
 class Turn(BaseModel):
     role: Literal["user", "assistant", "system", "tool"] = "user"
     content: str = Field(description="what was said")
-    speaker: str = Field("", description="who said it, e.g. the user's name")
+    speaker: str = Field(default="", description="who said it, e.g. the user's name")
 
 
 class KeyVerifier:

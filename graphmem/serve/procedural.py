@@ -34,7 +34,7 @@ def next_step(procedure_id: str, request: Request, after: str = Query(min_length
 class OutcomeIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     success: bool
-    failed_step: int | str | None = Field(None, description="the step that failed: its number, id or text")
+    failed_step: int | str | None = Field(default=None, description="the step that failed: its number, id or text")
 
 
 @router.post("/v1/procedures/{procedure_id}/outcome", tags=["procedures"])
@@ -64,7 +64,7 @@ class ToolCallIn(BaseModel):
     arguments: dict[str, Any] | None = None
     result: str | None = None
     status: ToolStatus = "success"
-    duration_ms: float | None = Field(None, ge=0)
+    duration_ms: float | None = Field(default=None, ge=0)
 
 
 class CompleteIn(BaseModel):
@@ -114,7 +114,7 @@ class ToolCallDone(BaseModel):
     model_config = ConfigDict(extra="forbid")
     status: ToolStatus = Field(description="the final status (not pending)")
     result: str | None = None
-    duration_ms: float | None = Field(None, ge=0)
+    duration_ms: float | None = Field(default=None, ge=0)
 
 
 @router.patch("/v1/traces/tool-calls/{call_id}", tags=["traces"])

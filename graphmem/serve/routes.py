@@ -100,7 +100,7 @@ def forget_session(session_id: str, request: Request, derived: bool = True, who:
 class Append(BaseModel):
     model_config = ConfigDict(extra="forbid")
     messages: list[MessageIn | str] = Field(min_length=1, description="turns in graphmem's or OpenAI's chat shape")
-    wait: bool = Field(True, description="embed before answering (false: a background thread does)")
+    wait: bool = Field(default=True, description="embed before answering (false: a background thread does)")
 
 
 @router.post("/v1/sessions/{session_id}/messages", status_code=201, tags=["sessions"])
@@ -139,7 +139,7 @@ def get_memory(memory_id: str, request: Request, who: Tenant = Depends(tenant)) 
 
 
 class Correction(MemoryPatch):
-    reason: str = Field("correction", max_length=500, description="why, kept in the memory's history")
+    reason: str = Field(default="correction", max_length=500, description="why, kept in the memory's history")
 
 
 @router.patch("/v1/memories/{memory_id}", tags=["memories"])
@@ -173,13 +173,13 @@ def explain(record_id: str, request: Request, who: Tenant = Depends(tenant)) -> 
 class RecallRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=20_000)
-    k: int = Field(10, ge=1, le=200)
+    k: int = Field(default=10, ge=1, le=200)
     layers: list[Layer] | None = None
     include_superseded: bool | None = None
     include_archived: bool | None = None
     session_id: str | None = None
-    as_of: datetime | None = Field(None, description="what was true then")
-    record_access: bool | None = Field(None, description="count this read as a use (default true)")
+    as_of: datetime | None = Field(default=None, description="what was true then")
+    record_access: bool | None = Field(default=None, description="count this read as a use (default true)")
 
 
 @router.post("/v1/recall", tags=["recall"])
@@ -195,9 +195,9 @@ def recall(body: RecallRequest, request: Request, who: Tenant = Depends(tenant))
 class ContextRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=20_000)
-    budget: int | None = Field(None, ge=50, le=200_000, description="tokens (default: the server's setting)")
+    budget: int | None = Field(default=None, ge=50, le=200_000, description="tokens (default: the server's setting)")
     session_id: str | None = None
-    k: int = Field(30, ge=1, le=200)
+    k: int = Field(default=30, ge=1, le=200)
 
 
 @router.post("/v1/context", tags=["recall"])
@@ -239,7 +239,7 @@ class EpisodeIn(BaseModel):
     session_id: str | None = None
     message_ids: list[str] = Field(default_factory=list, description="the turns it covers")
     memory_ids: list[str] = Field(default_factory=list, description="the memories it produced")
-    importance: float = Field(0.5, ge=0, le=1)
+    importance: float = Field(default=0.5, ge=0, le=1)
 
 
 @router.post("/v1/episodes", status_code=201, tags=["graph"])
@@ -258,7 +258,7 @@ class ProcedureIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     task: str = Field(min_length=1, max_length=2000)
     steps: list[str] = Field(min_length=1, max_length=100)
-    importance: float = Field(0.6, ge=0, le=1)
+    importance: float = Field(default=0.6, ge=0, le=1)
 
 
 @router.post("/v1/procedures", status_code=201, tags=["graph"])
