@@ -9,7 +9,7 @@ import { test } from "node:test";
 import {
   BadRequestError, ConflictError, ForbiddenError, GraphMem, GraphMemError, NotFoundError, UnauthorizedError,
   ValidationError,
-} from "../dist/index.js";
+} from "@graphmem/client"; // the package itself, through its exports map
 
 const ns = `ts-${process.pid}`;
 const open = new GraphMem({ namespace: ns });
