@@ -1,11 +1,17 @@
 # graphmem serve in a container: the REST API with the local extraction model assembled at
 # build time (no download when it runs). docker-compose.yml runs it beside Neo4j.
 #
+#   export GRAPHMEM_FIRST_KEY="$(openssl rand -hex 32)"   # the API key clients will send (keep it)
 #   docker compose up -d --build --wait
-#   docker compose exec graphmem graphmem keys create --namespace acme   # listening beyond loopback needs keys
+#
+# Listening beyond loopback needs a key: GRAPHMEM_FIRST_KEY is stored as the first one on the
+# first start (GRAPHMEM_FIRST_KEY_NAMESPACE, default "default"); without it and without a key
+# file the server exits at once with a one-line error. More keys: graphmem keys create.
 FROM python:3.11.13-slim-bookworm
 
-# llama-cpp-python builds llama.cpp from source (about 10 minutes on 2 cores)
+# llama-cpp-python builds llama.cpp from source (about 10 minutes on 2 cores), for any x86-64
+# CPU rather than the build machine's own (GGML_NATIVE=OFF: an image built on a machine with
+# AVX-512 would die with "Illegal instruction" on one without it)
 RUN apt-get update \
  && apt-get install -y --no-install-recommends build-essential cmake \
  && rm -rf /var/lib/apt/lists/*
@@ -20,7 +26,7 @@ WORKDIR /opt/graphmem/src
 COPY pyproject.toml README.md ./
 COPY graphmem ./graphmem
 COPY cypher ./cypher
-RUN pip install ".[llm,serve]" \
+RUN CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install ".[llm,serve]" \
  && graphmem model fetch \
  && useradd --system --create-home --home-dir /home/graphmem graphmem \
  && mkdir -p /data && chown graphmem /data

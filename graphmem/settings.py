@@ -8,7 +8,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from .models.fields import UTCDateTime
+from .models.fields import NAMESPACE_PATTERN, UTCDateTime
 from .models.records import Status
 
 
@@ -186,6 +186,11 @@ class Settings(BaseSettings):
     cache_dir: Path = Field(default=Path("~/.cache/graphmem").expanduser(), description="assembled model files live here")
     keys_path: Path | None = Field(default=None, description="graphmem serve's API keys (hashed); default: beside the "
                                    "embedded store file, <name>.keys.db")
+    first_key: SecretStr | None = Field(default=None, min_length=32, description="graphmem serve and mcp: an API key "
+                                        "you chose (32+ characters, e.g. `openssl rand -hex 32`), stored as the first key "
+                                        "when the key file has none (a container's first start)")
+    first_key_namespace: str = Field(default="default", pattern=NAMESPACE_PATTERN,
+                                     description="the namespace of first_key")
     serve_max_body: int = Field(default=16 * 2**20, ge=1024, description="graphmem serve: the largest request body in bytes")
     serve_allowed_hosts: list[str] = Field(
         default=[], description="graphmem serve and mcp: Host names answered besides the loopback names and the bound address "

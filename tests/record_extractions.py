@@ -14,7 +14,7 @@ from graphmem.engine.extraction import make_extractor
 from graphmem.scripts import RecordingExtractor, Recordings
 from graphmem.settings import Settings
 
-from .extraction_windows import ingest
+from graphmem.scripts.sample import ingest
 from .replay import RECORDINGS
 
 

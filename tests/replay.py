@@ -13,8 +13,7 @@ from typing import Any
 
 from graphmem.extract.extractors import Completion
 from graphmem.scripts import RecordingExtractor, Recordings
-
-RECORDINGS = Path(__file__).parent / "data" / "recorded_extractions.json"
+from graphmem.scripts.sample import RECORDINGS
 
 
 class ReplayExtractor(RecordingExtractor):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shlex
 import subprocess
 import sys
@@ -46,6 +47,7 @@ def test_dockerfile_builds_the_api_with_the_model_inside():
     assert image.startswith("python:3.11.") and image.count(".") >= 2  # a patch release, not a moving tag
     runs = " ".join(a for i, a in steps if i == "RUN")
     assert 'pip install ".[llm,serve]"' in runs and "graphmem model fetch" in runs  # no download at run time
+    assert 'CMAKE_ARGS="-DGGML_NATIVE=OFF" pip install' in runs  # llama.cpp for any CPU, not the build machine's
     for i, a in steps:
         if i == "COPY":
             for src in a.split()[:-1]:
@@ -70,6 +72,8 @@ def test_compose_runs_the_api_on_neo4j_on_loopback_only():
     assert "${GRAPHMEM_NEO4J_PASSWORD" in env["GRAPHMEM_NEO4J_PASSWORD"]
     assert env["GRAPHMEM_KEYS_PATH"].startswith("/data/") and any(v.endswith(":/data") for v in api["volumes"])
     assert "/ready" in " ".join(api["healthcheck"]["test"]) and "graphmem-data" in compose["volumes"]
+    assert env["GRAPHMEM_FIRST_KEY"].startswith("${GRAPHMEM_FIRST_KEY:?")  # compose refuses to start without it
+    assert api["restart"].startswith("on-failure:")  # a configuration error never loops
 
 
 @pytest.mark.skipif("neo4j" not in BACKENDS, reason="GRAPHMEM_TEST_BACKENDS excludes neo4j")
@@ -79,12 +83,28 @@ def test_the_compose_command_and_healthcheck_run_outside_docker(neo4j_server, tm
     port = str(_free_port())
     env = {**os.environ, **{k: str(v) for k, v in api["environment"].items()}, "GRAPHMEM_NEO4J_URI": NEO4J_TEST_URI,
            "GRAPHMEM_NEO4J_PASSWORD": NEO4J_TEST_PASSWORD, "GRAPHMEM_KEYS_PATH": str(tmp_path / "keys.db"),
-           "GRAPHMEM_EXTRACTION": "off"}
+           "GRAPHMEM_EXTRACTION": "off", "GRAPHMEM_FIRST_KEY_NAMESPACE": "deploy"}
+    del env["GRAPHMEM_FIRST_KEY"]  # compose's ${...:?} guard: here, first without one
     command = [sys.executable, "-m", "graphmem.cli", *api["command"][1:]]
     command[command.index("--port") + 1] = port
     refused = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
-    assert refused.returncode == 1 and "without API keys" in refused.stderr  # 0.0.0.0 with no key yet
-    key = cli(env, "keys", "create", "--namespace", "deploy").stdout.split()[-1]
+    assert refused.returncode == 1 and "without API keys: set GRAPHMEM_FIRST_KEY" in refused.stderr  # one line, exit 1
+    assert len(refused.stderr.strip().splitlines()) == 1
+    short = subprocess.run(command, env={**env, "GRAPHMEM_FIRST_KEY": "too-short"}, capture_output=True, text=True,
+                           timeout=120)
+    assert short.returncode == 1 and "first_key" in short.stderr and "Traceback" not in short.stderr
+    key = secrets.token_hex(32)
+    assert serve_once(command, {**env, "GRAPHMEM_FIRST_KEY": key}, port, api) == "deploy"  # stored on the first start
+    again = serve_once(command, {**env, "GRAPHMEM_FIRST_KEY": secrets.token_hex(32)}, port, api, key)
+    assert again == "deploy"  # a later start keeps the key file as it is (another first key is not added)
+    assert [k["label"] for k in json.loads(cli(env, "keys", "list", "--json").stdout)] == ["GRAPHMEM_FIRST_KEY"]
+    assert shlex.join(api["command"]).startswith("graphmem serve --host 0.0.0.0")
+
+
+def serve_once(command: list[str], env: dict, port: str, api: dict, key: str | None = None) -> str:
+    """Start the service's command, wait for its own healthcheck, check that a request without a
+    key is refused and one with ``key`` (default: GRAPHMEM_FIRST_KEY) answers; its namespace."""
+    key = key or env["GRAPHMEM_FIRST_KEY"]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         health = [sys.executable if api["healthcheck"]["test"][1] == "python" else api["healthcheck"]["test"][1],
@@ -95,9 +115,9 @@ def test_the_compose_command_and_healthcheck_run_outside_docker(neo4j_server, tm
             time.sleep(0.5)
         url = f"http://127.0.0.1:{port}"
         assert httpx.get(url + "/v1/stats").status_code == 401
-        stats = httpx.get(url + "/v1/stats", headers={"Authorization": f"Bearer {key}"}).json()
-        assert stats["namespace"] == "deploy"
+        stats = httpx.get(url + "/v1/stats", headers={"Authorization": f"Bearer {key}"})
+        assert stats.status_code == 200, stats.text
+        return stats.json()["namespace"]
     finally:
         proc.terminate()
         proc.wait(30)
-    assert shlex.join(api["command"]).startswith("graphmem serve --host 0.0.0.0")

@@ -19,7 +19,7 @@ from graphmem.models import EdgeType, MemoryRecord, Message, Status
 from graphmem.settings import Settings
 from graphmem.text import keywords
 
-from .extraction_windows import SESSIONS, ingest, session_messages
+from graphmem.scripts.sample import SESSIONS, ingest, session_messages
 from .replay import ReplayExtractor
 
 

@@ -27,7 +27,7 @@ trace.set_tracer_provider(provider)
 
 from graphmem import Memory, NotFoundError
 from graphmem.settings import Settings
-from tests.extraction_windows import ingest
+from graphmem.scripts.sample import ingest
 from tests.replay import ReplayExtractor
 
 mem = Memory(sys.argv[1], settings=Settings(extraction="manual"), extractor=ReplayExtractor())

@@ -18,7 +18,7 @@ import httpx
 from graphmem.viz import graph_data, render
 
 from .conftest import make_memory, system_tool, without_ids
-from .extraction_windows import ingest
+from graphmem.scripts.sample import ingest
 from .replay import ReplayExtractor
 from .test_serve import Live, cli
 

@@ -24,6 +24,18 @@ def key_store():
     return KeyStore(s.keys_path or db.with_name(f"{db.stem}.keys.db"))
 
 
+def serving_keys(conf):
+    """The key store of a server, with ``GRAPHMEM_FIRST_KEY`` stored as its first key when it has
+    none (a container's first start needs no second command)."""
+    keys = key_store()
+    if conf.first_key is not None:
+        made = keys.adopt_first(conf.first_key_namespace, conf.first_key.get_secret_value(), label="GRAPHMEM_FIRST_KEY")
+        if made is not None:
+            err.print(f"stored GRAPHMEM_FIRST_KEY as the first API key (id {made.id}, namespace {made.namespace!r})",
+                      highlight=False)
+    return keys
+
+
 def _uvicorn():
     """uvicorn, and the serve extra behind it, or a clear error naming the extra."""
     import importlib
@@ -44,8 +56,8 @@ def host_policy(host: str, keys, allowed_hosts: list[str], cors_origins: list[st
 
     policy = HostPolicy(host, [*conf.serve_allowed_hosts, *allowed_hosts], [*conf.serve_cors_origins, *cors_origins])
     if not policy.loopback and not keys.any():
-        raise ConfigurationError(f"refusing to listen on {host} without API keys: create one with "
-                                 "`graphmem keys create --namespace NS` (an open server is for loopback only)")
+        raise ConfigurationError(f"refusing to listen on {host} without API keys: set GRAPHMEM_FIRST_KEY (32+ characters) "
+                                 "or run `graphmem keys create --namespace NS` (an open server is for loopback only)")
     return policy
 
 
@@ -85,7 +97,8 @@ def serve(
     from ..engine import Memory
     from ..serve.app import create_app
 
-    conf, keys = serving_settings(), key_store()
+    conf = serving_settings()
+    keys = serving_keys(conf)
     hosts = host_policy(host, keys, allowed_host, cors_origin, conf)
     server = create_app(lambda: Memory(state.db, settings=conf), keys, max_body=conf.serve_max_body, hosts=hosts)
     mode = "API keys required" if keys.any() else "open (no API keys; loopback only)"
@@ -113,7 +126,8 @@ def mcp(
     from ..engine import Memory
     from ..serve.mcp import build
 
-    conf, keys = serving_settings(), key_store()
+    conf = serving_settings()
+    keys = serving_keys(conf)
     hosts = host_policy(host, keys, allowed_host, cors_origin, conf) if transport == "http" else None
     with Memory(state.db, settings=conf) as memory:
         where = f"[{host}]" if ":" in host else host  # an IPv6 address in a URL

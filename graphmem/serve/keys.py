@@ -66,6 +66,23 @@ class KeyStore:
                        (key.id, namespace, int(read_only), label, _hash(token), key.created_at.isoformat()))
         return key, token
 
+    def adopt_first(self, namespace: str, token: str, *, label: str) -> ApiKey | None:
+        """Store ``token`` (chosen by the operator: ``GRAPHMEM_FIRST_KEY``) as a key of ``namespace``
+        when the file has no key at all; None when it has some (then it is left as it is)."""
+        if not re.fullmatch(NAMESPACE_PATTERN, namespace):
+            raise ValidationError(f"invalid namespace {namespace!r}")
+        if len(token) < 32 or token != token.strip() or token.startswith(f"{PREFIX}_"):
+            raise ValidationError(f"a chosen API key needs 32 characters or more, no surrounding spaces, and not "
+                                  f"the {PREFIX}_ prefix of the keys graphmem makes")
+        key = ApiKey(id=secrets.token_hex(6), namespace=namespace, read_only=False, label=label, created_at=utcnow())
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")  # two processes starting at once: one first key
+            if db.execute("SELECT 1 FROM api_keys LIMIT 1").fetchone() is not None:
+                return None
+            db.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, NULL)",
+                       (key.id, namespace, 0, label, _hash(token), key.created_at.isoformat()))
+        return key
+
     def list(self, *, revoked: bool = False) -> list[ApiKey]:
         with self._connect() as db:
             rows = db.execute("SELECT id, namespace, read_only, label, created_at, revoked_at FROM api_keys "
@@ -90,14 +107,15 @@ class KeyStore:
         return self._keyed
 
     def verify(self, token: str) -> ApiKey | None:
-        """The active key ``token`` is, or None. Constant-time on the hash."""
+        """The active key ``token`` is, or None. Constant-time on the hash. A key graphmem made
+        names its row (``gmk_<id>_<secret>``); one an operator chose is found by its hash."""
         parts = token.split("_", 2)
-        if len(parts) != 3 or parts[0] != PREFIX:
-            return None
+        made = len(parts) == 3 and parts[0] == PREFIX
         try:
             with self._connect() as db:
                 row = db.execute("SELECT id, namespace, read_only, label, created_at, revoked_at, hash FROM api_keys "
-                                 "WHERE id = ?", (parts[1],)).fetchone()
+                                 + ("WHERE id = ?" if made else "WHERE hash = ?"),
+                                 (parts[1] if made else _hash(token),)).fetchone()
         except sqlite3.OperationalError:  # the file was replaced under a running server: no key is valid
             return None
         if row is None or row[5] is not None or not hmac.compare_digest(row[6], _hash(token)):

@@ -1,9 +1,17 @@
-"""The conversations the extraction tests replay; each session is a whole number of windows
-(4 messages), with fixed ids and times so the prompts, and so the recordings, are stable."""
+"""A small sample conversation with the local model's recorded replies to it, for the notebooks
+and the extraction tests: five sessions (English and Chinese: a profile, a changed preference,
+a procedure, small talk), each a whole number of windows (4 messages), with fixed ids and times
+so that the prompts, and so the recordings, are stable. ``recorded_extractor()`` answers those
+prompts as the model did (``python -m tests.record_extractions`` asks it again)."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from .recording import RecordingExtractor, Recordings
+
+RECORDINGS = Path(__file__).resolve().parent.parent / "data" / "sample_recordings.json"
 
 
 T0 = datetime(2026, 10, 5, 9, 0, tzinfo=timezone.utc)
@@ -49,6 +57,12 @@ def session_messages(session: str, start: datetime = T0) -> list[dict]:
          "created_at": start + timedelta(days=day, minutes=i)}
         for i, (who, text) in enumerate(SESSIONS[session])
     ]
+
+
+def recorded_extractor() -> RecordingExtractor:
+    """The model's recorded replies to the sample's windows; a prompt they do not hold is an
+    error, never a made-up reply."""
+    return RecordingExtractor(Recordings(RECORDINGS))
 
 
 def ingest(mem, sessions=tuple(SESSIONS), namespace: str = "default") -> None:
