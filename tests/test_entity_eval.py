@@ -23,7 +23,7 @@ def test_the_labelled_set_keeps_its_figures(embedder):
     scores = evaluate(embedder=embedder)
     s = scores["all"]
     assert len([c for c in cases()]) >= 18
-    # README: F1 0.978, type accuracy 0.857, duplicate rate 0.011 (one run; no randomness)
+    # docs/benchmarks.md: F1 0.978, type accuracy 0.857, duplicate rate 0.011 (one run; no randomness)
     assert s.f1 >= 0.97 and scores["en"].f1 >= 0.97 and scores["zh"].f1 >= 0.95, s.errors
     assert s.type_accuracy >= 0.85 and s.duplicate_rate <= 0.025, s.errors
     assert not [n for n in s.noise if is_noise_name(n)] and len(s.noise) <= 6, s.noise
@@ -33,4 +33,4 @@ def test_the_held_out_cases_link(embedder, tmp_path):
     total = Score()
     for case in cases(which="heldout"):
         total.add(run_case(case, tmp_path, embedder))
-    assert total.f1 >= 0.91, total.errors  # README: 0.914 (the second batch was run once; see README)
+    assert total.f1 >= 0.91, total.errors  # docs/benchmarks.md: 0.914 (the second batch was run once)

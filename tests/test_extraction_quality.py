@@ -433,7 +433,7 @@ def recorded():
     return evaluate()
 
 
-FLOORS = {  # what the recorded run reached (README: "Extraction quality"); a change that lowers one fails
+FLOORS = {  # what the recorded run reached (docs/benchmarks.md: "Extraction quality"); a change that lowers one fails
     "en": {"recall": 0.87, "precision": 0.96, "attribution": 0, "language": 1.0, "sup_precision": 1.0, "sup_recall": 1.0,
            "false_drops": 0, "relations": 4},
     "zh": {"recall": 0.91, "precision": 0.92, "attribution": 3, "language": 0.98, "sup_precision": 1.0, "sup_recall": 1.0,

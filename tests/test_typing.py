@@ -1,6 +1,6 @@
 """Type checkers see graphmem as its users do: the package ships ``py.typed``; ``AsyncMemory``'s
 stub is what ``Memory``'s signatures give (``python -m graphmem.scripts.async_stub``); pyright
-finds no error in ``examples/`` or in the README's Python snippets, and does find a misspelt
+finds no error in ``examples/`` or in the Python snippets of README.md and ``docs/``, and does find a misspelt
 ``AsyncMemory`` method (so the check can fail)."""
 
 from __future__ import annotations
@@ -34,13 +34,13 @@ def test_the_package_is_typed_and_the_async_stub_is_current():
 
 
 def readme_module() -> str:
-    """The README's snippets as one module, in order; one with top-level ``await`` becomes the
+    """The Python snippets of README.md and docs/ as one module, in order; one with top-level ``await`` becomes the
     body of an ``async def`` (where a reader would put it)."""
     parts = []
-    for line, code in snippets():
+    for n, (where, code) in enumerate(snippets()):
         if "await " in code:
-            code = f"async def snippet_at_line_{line}() -> None:\n" + textwrap.indent(code, "    ")
-        parts.append(f"# README.md line {line}\n{code}")
+            code = f"async def snippet_{n}() -> None:\n" + textwrap.indent(code, "    ")
+        parts.append(f"# {where}\n{code}")
     return "\n\n".join(parts)
 
 

@@ -502,7 +502,7 @@ def cypher(
         except json.JSONDecodeError:
             params[key] = raw
     if settings().backend != "neo4j":  # before opening: no store file is made for nothing
-        raise ConfigurationError("graphmem cypher needs the Neo4j backend: set GRAPHMEM_BACKEND=neo4j (see README)")
+        raise ConfigurationError("graphmem cypher needs the Neo4j backend: set GRAPHMEM_BACKEND=neo4j (see docs/guides/neo4j.md)")
     with open_memory() as mem:
         rows = mem.cypher(text, params, namespace=state.namespace)
     if not rows:
