@@ -100,6 +100,18 @@ def open_page(p, chromium: str, url: str):
     return b, page, errors
 
 
+OVERLAPS = """() => {
+  const boxes = [...document.querySelectorAll('g.node:not(.hidden) text.node-label')]
+    .map(t => [t.textContent, t.getBoundingClientRect()]).filter(([, r]) => r.width > 0);
+  const out = [];
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const [a, r] = boxes[i], [b, s] = boxes[j];
+    if (r.left < s.right - 0.5 && s.left < r.right - 0.5 && r.top < s.bottom - 0.5 && s.top < r.bottom - 0.5) out.push([a, b]);
+  }
+  return out;
+}"""
+
+
 def test_the_page_in_headless_chromium(tmp_path):
     mem = fixture_memory("embedded", tmp_path)
     try:
@@ -129,6 +141,29 @@ def test_the_page_in_headless_chromium(tmp_path):
         page.fill("#search", "")
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "graph.png"))
+        assert page.evaluate(OVERLAPS) == []  # no node label covers another (the collision force)
+        # a relation that ended: dashed, with its dates, hidden by the toggle
+        ended = [e for e in data["edges"] if e["ended"]]
+        assert [e["label"] for e in ended] == ["prefers_language"]
+        line = page.locator("line.edge.ended")
+        assert line.count() == 1 and "ended" in line.locator("title").text_content()
+        assert ended[0]["ended"][:10] in line.locator("title").text_content()
+        assert page.evaluate("() => getComputedStyle(document.querySelector('line.edge.ended')).strokeDasharray") != "none"
+        page.uncheck("#show-ended")
+        assert "hidden" in line.get_attribute("class") and page.locator("line.edge-relates.hidden").count() == 1
+        page.check("#show-ended")
+        # predicates on edges only once zoomed in far enough to read them
+        shown = "() => [...document.querySelectorAll('text.edge-label')].filter(t => getComputedStyle(t).display !== 'none').map(t => t.textContent)"
+        assert page.locator("g.zoomed-in").count() == 0 and page.evaluate(shown) == []
+        box = page.locator("#graph").bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        for _ in range(12):
+            if page.locator("g.zoomed-in").count():
+                break
+            page.mouse.wheel(0, -400)
+            page.wait_for_timeout(200)
+        labels = page.evaluate(shown)
+        assert "works_at" in labels and any(t.startswith("prefers_language (ended 20") for t in labels), labels
         page.evaluate("() => { const s = document.querySelector('#time'); s.value = s.min; s.dispatchEvent(new Event('input')); }")
         assert page.locator("g.node.hidden").count() > len(data["nodes"]) // 2  # later records left the picture
         assert errors == []

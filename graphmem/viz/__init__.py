@@ -25,7 +25,12 @@ header h1 { font-size: 15px; margin: 0 8px 0 0; }
 #panel table { border-collapse: collapse; font-size: 12px; } #panel th { text-align: left; padding-right: 6px;
   vertical-align: top; color: #555; } #panel td { word-break: break-word; }
 #note { background: #fff4d6; padding: 2px 8px; border-radius: 4px; }
-.node text { font-size: 10px; fill: #333; pointer-events: none; } .node { cursor: pointer; }
+.node text { font-size: 10px; fill: #333; pointer-events: none; paint-order: stroke; stroke: #fcfcfc;
+  stroke-width: 3px; } .node { cursor: pointer; }
+.edge.ended { stroke: #aaa; stroke-dasharray: 6 4; stroke-width: 1.5px; }
+.edge-label { display: none; font-size: 8px; fill: #2f6fb0; text-anchor: middle; pointer-events: none; }
+.zoomed-in .edge-label { display: inline; } .edge-label.ended { fill: #999; font-style: italic; }
+.zoomed-in .edge-label.hidden { display: none; }
 .node.hidden, .edge.hidden, [hidden] { display: none; }
 .node.dim { opacity: 0.2; } .node.hit circle { stroke: #d00; stroke-width: 3px; }
 .node.selected circle { stroke: #000; stroke-width: 2px; }
@@ -47,6 +52,8 @@ _BODY = """
   <input id="search" type="search" placeholder="search nodes">
   <label>until <input id="time" type="range" step="any"> <span id="time-label"></span></label>
   <label id="messages-box" hidden><input id="show-messages" type="checkbox"> turns</label>
+  <label id="ended-box" hidden title="relations a later fact replaced, drawn dashed with their dates">
+    <input id="show-ended" type="checkbox" checked> ended relations</label>
   <span id="counts"></span> <span id="note" hidden></span>
   <span class="legend"><span><i style="background:#2f6fb0"></i>entity</span><span><i style="background:#e08a1e"></i>memory</span>
     <span><i style="background:#3a9a5b"></i>episode</span><span><i style="background:#8a4fbf"></i>procedure</span>

@@ -11,7 +11,6 @@ from datetime import datetime, timezone
 from typing import Any
 
 from ..engine.listing import list_all
-from ..errors import NotFoundError
 from ..models import EdgeType, MemoryRecord, Node, Procedure
 from ..retrieve.scoring import frequency, recency
 
@@ -36,13 +35,21 @@ def _node(n: Node, now: datetime, options: Any) -> dict[str, Any]:
     return out
 
 
+def _edge(e: Any) -> dict[str, Any]:
+    """An edge to draw; a relation carries when it held (``since``) and when it ended (``ended``:
+    a later fact replaced it), so the view draws it as ended."""
+    props = e.props or {}
+    return {"source": e.source, "target": e.target, "type": e.type.value if hasattr(e.type, "value") else str(e.type),
+            "label": props.get("predicate") or props.get("role") or "", "since": props.get("valid_at"),
+            "ended": props.get("invalid_at")}
+
+
 def graph_data(mem: Any, namespace: str = "default", *, entity: str | None = None, limit: int = 400,
                messages: bool = False) -> dict[str, Any]:
     """``{"namespace", "nodes", "edges", "total", "note"}`` for the viewer."""
     now = datetime.now(timezone.utc)
-    try:
-        pool = {k: list_all(mem, k, namespace=namespace, cap=50_000) for k in KINDS}
-    except NotFoundError:
+    pool = {k: list_all(mem, k, namespace=namespace, cap=50_000) for k in KINDS}
+    if not any(pool.values()):
         return {"namespace": namespace, "nodes": [], "edges": [], "total": 0, "note": "nothing written here yet"}
     if messages:
         pool["session"] = list_all(mem, "session", namespace=namespace, cap=50_000)
@@ -52,8 +59,7 @@ def graph_data(mem: Any, namespace: str = "default", *, entity: str | None = Non
     chosen, note = _sample(mem, namespace, every, edges, entity, limit)
     kept = [e for e in edges if e.source in chosen and e.target in chosen]
     out_nodes = [_node(every[i], now, mem.settings.recall) for i in chosen]
-    out_edges = [{"source": e.source, "target": e.target, "type": e.type.value if hasattr(e.type, "value") else str(e.type),
-                  "label": (e.props or {}).get("predicate") or (e.props or {}).get("role") or ""} for e in kept]
+    out_edges = [_edge(e) for e in kept]
     for n in (every[i] for i in chosen):
         if isinstance(n, Procedure):  # a procedure drawn as its chain of steps
             previous = n.id
@@ -62,7 +68,7 @@ def graph_data(mem: Any, namespace: str = "default", *, entity: str | None = Non
                 out_nodes.append({"id": sid, "kind": "step", "label": f"{i}. {step.text}", "status": "",
                                   "time": n.created_at.isoformat(), "fields": step.model_dump(mode="json")})
                 out_edges.append({"source": previous, "target": sid, "type": "FIRST_STEP" if i == 1 else "NEXT",
-                                  "label": ""})
+                                  "label": "", "since": None, "ended": None})
                 previous = sid
     return {"namespace": namespace, "nodes": out_nodes, "edges": out_edges, "total": len(every), "note": note}
 

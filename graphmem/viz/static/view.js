@@ -7,6 +7,7 @@
   const EDGE_CLASS = { SUPERSEDES: "supersedes", MERGED_INTO: "merged", DERIVED_FROM: "derived", MENTIONS: "mentions",
     RELATES_TO: "relates", PRODUCED: "produced", NEXT: "chain", FIRST_STEP: "chain", COVERS: "derived",
     HAS_MESSAGE: "derived", SAID: "mentions" };
+  const ZOOMED_IN = 1.5; // the zoom from which edges show their predicates
   const $ = (sel) => document.querySelector(sel);
   const esc = (s) => String(s ?? "").replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
 
@@ -21,17 +22,28 @@
     $("#note").textContent = data.note || "";
     $("#note").hidden = !data.note;
 
+    // each label is measured first: a node keeps a circle around it as wide as its label (centred
+    // under the node), so the collision force leaves no two labels on top of each other
+    const probe = svg.append("text").attr("class", "measure").style("font-size", "10px");
+    for (const n of nodes) {
+      n.short = n.label.length > 40 ? n.label.slice(0, 37) + "..." : n.label;
+      n.w = probe.text(n.short).node().getComputedTextLength() || n.short.length * 6;
+    }
+    probe.remove();
     const sim = d3.forceSimulation(nodes)
       .force("link", d3.forceLink(links).id((d) => d.id).distance((l) => (l.type === "MENTIONS" ? 70 : 45)))
       .force("charge", d3.forceManyBody().strength(-120))
       .force("center", d3.forceCenter(width / 2, height / 2))
       .force("x", d3.forceX(width / 2).strength(0.06)).force("y", d3.forceY(height / 2).strength(0.06))
-      .force("collide", d3.forceCollide(14))
+      .force("collide", d3.forceCollide((n) => n.w / 2 + 10).strength(1).iterations(4))
       .stop();
-    for (let i = 0; i < 300; i++) sim.tick(); // a settled layout, the same every time
+    for (let i = 0; i < 400; i++) sim.tick(); // a settled layout, the same every time
 
     const root = svg.append("g");
-    const zoom = d3.zoom().scaleExtent([0.05, 8]).on("zoom", (ev) => root.attr("transform", ev.transform));
+    const zoom = d3.zoom().scaleExtent([0.05, 8]).on("zoom", (ev) => {
+      root.attr("transform", ev.transform);
+      root.classed("zoomed-in", ev.transform.k >= ZOOMED_IN); // predicates on edges once they can be read
+    });
     svg.call(zoom);
     if (nodes.length) { // the whole graph in view
       const [x0, x1] = d3.extent(nodes, (n) => n.x), [y0, y1] = d3.extent(nodes, (n) => n.y);
@@ -42,11 +54,18 @@
     svg.append("defs").append("marker").attr("id", "arrow").attr("viewBox", "0 -4 8 8").attr("refX", 16)
       .attr("markerWidth", 6).attr("markerHeight", 6).attr("orient", "auto")
       .append("path").attr("d", "M0,-4L8,0L0,4").attr("fill", "#999");
+    const day = (t) => (t ? String(t).slice(0, 10) : "");
+    const when = (d) => (d.ended ? ` (${day(d.since) || "?"} to ${day(d.ended)}, ended)` : d.since ? ` (since ${day(d.since)})` : "");
     const edge = root.append("g").selectAll("line").data(links).join("line")
-      .attr("class", (d) => `edge edge-${EDGE_CLASS[d.type] || "other"}`).attr("data-type", (d) => d.type)
+      .attr("class", (d) => `edge edge-${EDGE_CLASS[d.type] || "other"}` + (d.ended ? " ended" : ""))
+      .attr("data-type", (d) => d.type)
       .attr("marker-end", "url(#arrow)")
       .attr("x1", (d) => d.source.x).attr("y1", (d) => d.source.y).attr("x2", (d) => d.target.x).attr("y2", (d) => d.target.y);
-    edge.append("title").text((d) => d.type + (d.label ? `: ${d.label}` : ""));
+    edge.append("title").text((d) => d.type + (d.label ? `: ${d.label}` : "") + when(d));
+    const edgeLabel = root.append("g").selectAll("text").data(links.filter((l) => l.label)).join("text")
+      .attr("class", (d) => "edge-label" + (d.ended ? " ended" : ""))
+      .attr("x", (d) => (d.source.x + d.target.x) / 2).attr("y", (d) => (d.source.y + d.target.y) / 2 - 2)
+      .text((d) => d.label + (d.ended ? ` (ended ${day(d.ended)})` : ""));
     const node = root.append("g").selectAll("g").data(nodes).join("g")
       .attr("class", (d) => `node node-${d.kind}` + (d.status && d.status !== "active" ? ` status-${d.status}` : ""))
       .attr("data-id", (d) => d.id).attr("data-kind", (d) => d.kind)
@@ -54,7 +73,7 @@
       .on("click", (ev, d) => select(d));
     node.append("circle").attr("r", (d) => (d.kind === "entity" ? 9 : d.kind === "step" ? 5 : 7))
       .attr("fill", (d) => KIND_COLOR[d.kind] || "#444");
-    node.append("text").attr("x", 11).attr("y", 4).text((d) => (d.label.length > 40 ? d.label.slice(0, 37) + "..." : d.label));
+    node.append("text").attr("class", "node-label").attr("text-anchor", "middle").attr("y", 19).text((d) => d.short);
 
     // what the controls change: search, turns on demand, the time slider
     const times = nodes.map((n) => Date.parse(n.time)).filter((t) => !Number.isNaN(t));
@@ -73,11 +92,15 @@
       node.classed("hit", (d) => q !== "" && d.label.toLowerCase().includes(q));
       node.classed("dim", (d) => q !== "" && !d.label.toLowerCase().includes(q));
       const hidden = new Set(node.filter(".hidden").data().map((d) => d.id));
-      edge.classed("hidden", (d) => hidden.has(d.source.id) || hidden.has(d.target.id));
+      const gone = (d) => hidden.has(d.source.id) || hidden.has(d.target.id) || (d.ended && !$("#show-ended").checked);
+      edge.classed("hidden", gone);
+      edgeLabel.classed("hidden", gone);
     }
+    $("#ended-box").hidden = !links.some((l) => l.ended);
     $("#search").oninput = apply;
     slider.oninput = apply;
     $("#show-messages").onchange = apply;
+    $("#show-ended").onchange = apply;
     apply();
 
     function select(d) {
