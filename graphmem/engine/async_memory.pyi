@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from collections.abc import Sequence
 from datetime import datetime
 from graphmem.embed import Embedder
+from graphmem.engine.lifecycle import Progress
 from graphmem.engine.memory import Memory
 from graphmem.engine.memory import Progress
 from graphmem.models import Layer

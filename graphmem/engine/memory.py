@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -17,39 +17,38 @@ from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
 from ..embed import Embedder, embedder_for, freeze_heap, limit_blas, make_embedder
-from ..errors import ConfigurationError, NamespaceNotFoundError, NotFoundError, ValidationError
+from ..errors import ConfigurationError, NotFoundError, ValidationError
 from ..extract.extractors import Extractor
 from ..lifecycle import (
     GraphBuilder, LogLinker, Maintainer, Parts, Reembedder, append_turns, check, checked_namespace, corrected_triple,
-    drop_unwritten, explain, export, forget_records, import_, message_inputs, resolve_policy, written_by,
+    drop_unwritten, export, forget_records, import_, message_inputs, written_by,
 )
 from ..models import (
-    LAYERS, NODE_TYPES, Context, Episode, Explanation, History, Layer, MaintenanceRun, MemoryIn, MemoryPatch,
+    LAYERS, NODE_TYPES, Context, Episode, History, Layer, MemoryIn, MemoryPatch,
     MemoryRecord, Message, MessageIn, Neighbourhood, Node, NodeKind, Procedure, ScoredItem, Session, Status,
     check_vector, utcnow,
 )
-from ..models.fields import LongStr, SESSION_ID, UTCDateTime
+from ..models.fields import LongStr, SESSION_ID
 from ..retrieve import Recaller, RecallResult, assemble, find_entity, history, neighbourhood
-from ..settings import LifecycleSettings, RecallFilter, RecallOptions, Settings
+from ..settings import RecallFilter, RecallOptions, Settings
 from ..store import Store, no_vectors, open_store
 from ..text import ApproxTokenCounter, EntityTagger, TokenCounter
 from .enrich import Enricher
 from .guard import guarded, retried, whole
 from .extraction import ExtractionWorker
 from .entities import EntitiesMixin
+from .lifecycle import LifecycleMixin, Progress
 from .procedural import ProceduralMixin
 from .sessions import SessionsMixin
 
 log = logging.getLogger(__name__)
 
 _LONG_TEXT = TypeAdapter(LongStr)
-_TIME = TypeAdapter(UTCDateTime)  # naive times are read as UTC
 _COUNTED = ("memory", "message", "episode", "entity", "session", "procedure", "trace")  # in stats, 0 when none
-Progress = Callable[[int, int], None]
 
 
 @guarded
-class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
+class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin, LifecycleMixin):
     """graphmem's Python API. ``Memory(path)`` opens (or creates) an embedded store file;
     ``Memory()`` and ``Memory.from_settings()`` use the ``GRAPHMEM_*`` settings (the backend
     included: ``GRAPHMEM_BACKEND=neo4j``); ``store=`` takes any Store. Every method takes
@@ -350,67 +349,6 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin):
     def get_soul(self, *, namespace: str = "default") -> str:
         """The namespace's identity block (``set_soul``), else the configured default."""
         return self.store.get_meta(checked_namespace(namespace), "soul") or self.settings.soul
-
-    # lifecycle ----------------------------------------------------------------------------
-    def maintain(
-        self,
-        namespace: str | None = None,
-        *,
-        dry_run: bool = False,
-        now: datetime | None = None,
-        policy: LifecycleSettings | dict | None = None,
-        progress: Callable[[str, int, int], None] | None = None,
-    ) -> list[MaintenanceRun]:
-        """One maintenance run over a namespace (default: every namespace): merge near-duplicates,
-        expire unused unimportant memories to archive, apply the cap, purge what was archived
-        long enough, and finish a pending re-embedding. ``dry_run`` changes nothing but still
-        leaves the audit record. ``now`` moves the clock (time travel); ``policy`` overrides the
-        settings' ``lifecycle`` numbers for this run. Returns one audit record per namespace; a
-        namespace named but never written raises ``NamespaceNotFoundError`` (reads find nothing)."""
-        rules = resolve_policy(self.settings.lifecycle, policy)
-        when = _TIME.validate_python(now) if now else utcnow()
-        namespaces = [checked_namespace(namespace)] if namespace else self.store.namespaces()
-        if namespace and not self.store.has_namespace(namespaces[0]):  # a typo, not an empty tenant to audit
-            raise NamespaceNotFoundError(f"namespace {namespace!r} does not exist (nothing was written to it)")
-        runs = []
-        for ns in namespaces:
-            with self._op("maintain", ns, dry_run=dry_run):
-                runs.append(self._maintainer.run(ns, dry_run=dry_run, now=when, policy=rules, progress=progress))
-        if not dry_run and (self._wanted_embedder is not None or self.store.reembed_target() is not None):
-            done = self.reembed(self._wanted_embedder)
-            with self._parts.write_lock:
-                for run in runs:  # the audit records say so too
-                    run.reembedded = done
-                    self.store.put(run.namespace, [run])
-        return runs
-
-    def maintenance_history(self, *, namespace: str = "default", limit: int = 20) -> list[MaintenanceRun]:
-        """The audit records of past maintenance runs, newest first."""
-        namespace, limit = checked_namespace(namespace), whole("limit", limit, 1, 10_000)
-        return [r for r in self.store.query(namespace, "maintenance", limit=limit) if isinstance(r, MaintenanceRun)]
-
-    def explain(self, record_id: str, *, namespace: str = "default", now: datetime | None = None) -> Explanation:
-        """Why a node is active, archived, superseded, merged or due to expire: the rule, the
-        numbers, the dates and the edges involved."""
-        namespace = checked_namespace(namespace)
-        when = _TIME.validate_python(now) if now else utcnow()
-        return explain(self.store, self.get(record_id, namespace=namespace), when, self.settings.lifecycle)
-
-    def reembed(self, embedder: Embedder | str | None = None, *, background: bool = False,
-                progress: Progress | None = None) -> int:
-        """Re-embed every node with ``embedder`` (a name: ``use``, ``e5``; default: the configured
-        one) and swap it in when done; recall keeps using the current vectors meanwhile.
-        ``background`` returns at once (``flush_reembed()`` waits). Returns nodes re-embedded."""
-        target = make_embedder(embedder) if isinstance(embedder, str) else embedder
-        resume = self.store.reembed_target()
-        target = target or self._wanted_embedder or (embedder_for(*resume) if resume else None)
-        if target is None:
-            raise ValidationError(f"the store is already embedded with {self.embedder.name}; name another embedder")
-        return self._reembedder.start(target, background=background, progress=progress)
-
-    def flush_reembed(self, timeout: float | None = None) -> None:
-        """Wait for a background re-embedding to finish and swap."""
-        self._reembedder.flush(timeout)
 
     # reads ------------------------------------------------------------------------------
     def recall(
