@@ -104,6 +104,10 @@ class RecallFilter(BaseModel):
     include_archived: bool = False
     session_id: str | None = Field(default=None, description="only this session's raw messages (other layers unaffected)")
     record_access: bool = Field(default=True, description="count this read as a use (frequency and recency factors)")
+    user_id: str | None = Field(default=None, description="never another user's records: this user's, and the shared "
+                                "ones (no user: procedures, facts written for everyone)")
+    agent_id: str | None = Field(default=None, description="never another agent's records (as user_id)")
+    run_id: str | None = Field(default=None, description="never another run's records (as user_id)")
     as_of: UTCDateTime | None = Field(
         default=None, description="what was true at this time: memories valid then (valid_at <= as_of < invalid_at), "
         "superseded ones included, whatever graphmem believes now"

@@ -246,6 +246,12 @@ def test_a_keyed_http_server_refuses_a_connection_without_a_key_before_the_hands
                 assert TOOLS <= {t.name for t in (await client.list_tools()).tools}
                 assert result(await client.call_tool("stats", {}))["namespace"] == "keyed"
                 assert result(await client.call_tool("remember", {"text": "Keyed note"}))["id"]
+                mine = result(await client.call_tool("remember", {"text": "Ana's locker is 12", "user_id": "ana"}))
+                assert mine["id"] in {h["id"] for h in result(await client.call_tool(
+                    "recall", {"query": "locker", "user_id": "ana"}))}
+                assert mine["id"] not in {h["id"] for h in result(await client.call_tool(
+                    "recall", {"query": "locker", "user_id": "bo"}))}  # never another user's
+                assert "locker" not in result(await client.call_tool("context", {"query": "locker", "user_id": "bo"}))
             async with server.client(ro) as reader:
                 r = await reader.call_tool("remember", {"text": "a read-only key writes nothing"})
                 assert r.is_error and "read-only" in r.content[0].text

@@ -117,6 +117,29 @@ def test_an_idle_connection_stays_open_longer_than_clients_keep_it(live):
         conn.close()
 
 
+def test_users_inside_a_namespace(live):
+    q = {"namespace": live.ns + "-users"}
+    with live.client() as c:
+        c.post("/v1/sessions/ana-chat/messages", params=q, json={"messages": [
+            {"content": "I am vegetarian and live in Porto", "user_id": "ana"}]})
+        c.post("/v1/sessions/bo-chat/messages", params=q, json={"messages": [
+            {"content": "I eat fish and live in Oslo", "user_id": "bo"}]})
+        c.post("/v1/memories", params=q, json={"text": "Bo eats fish every day", "user_id": "bo"})
+        assert c.get("/v1/sessions/ana-chat", params=q).json()["user_id"] == "ana"
+        bos = c.get("/v1/memories", params={**q, "user_id": "bo"}).json()["items"]
+        assert [m["text"] for m in bos] == ["Bo eats fish every day"]
+        assert c.get("/v1/memories", params={**q, "user_id": "ana"}).json()["items"] == []
+        hits = c.post("/v1/recall", params=q, json={"query": "where does the user live?", "user_id": "ana"}).json()
+        assert hits and {h["item"].get("user_id") for h in hits} <= {"ana", None}
+        ctx = c.post("/v1/context", params=q, json={"query": "food and home", "user_id": "bo"}).json()["text"]
+        assert "Oslo" in ctx and "Porto" not in ctx
+        assert "Porto" not in c.get("/v1/export", params={**q, "user_id": "bo"}).text
+        problem(c.delete("/v1/scopes", params=q), 422)  # forget whom?
+        assert c.delete("/v1/scopes", params={**q, "user_id": "bo"}).json() == {"deleted": 3}  # session, turn, memory
+        assert c.get("/v1/memories", params={**q, "user_id": "bo"}).json()["items"] == []
+        assert c.get("/v1/sessions/ana-chat", params=q).status_code == 200
+
+
 def test_open_loopback_server_serves_every_route(live):
     ns = live.ns + "-open"
     with live.client() as c:

@@ -2,7 +2,8 @@
 //          newest or oldest first by creation time, paged
 // params:  $namespace (string), $statuses (list<string>|null), $session_id, $category (string|null),
 //          $since, $until (datetime|null), $ids (list<string>|null), $mentions (an entity id
-//          the node MENTIONS, or null: read in this same statement), $newest_first (bool),
+//          the node MENTIONS, or null: read in this same statement), $user_id, $agent_id, $run_id
+//          (string|null: whose the node is), $newest_first (bool),
 //          $offset, $limit (int); {label}: the kind's label
 // mode:    read
 MATCH (n:{label})
@@ -10,6 +11,9 @@ WHERE n.namespace = $namespace
   AND ($statuses IS NULL OR n.status IN $statuses)
   AND ($session_id IS NULL OR n.session_id = $session_id)
   AND ($category IS NULL OR n.category = $category)
+  AND ($user_id IS NULL OR n.user_id = $user_id)
+  AND ($agent_id IS NULL OR n.agent_id = $agent_id)
+  AND ($run_id IS NULL OR n.run_id = $run_id)
   AND ($since IS NULL OR n.created_at >= $since)
   AND ($until IS NULL OR n.created_at < $until)
   AND ($ids IS NULL OR n.id IN $ids)

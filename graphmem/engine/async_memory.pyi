@@ -86,10 +86,11 @@ class AsyncMemory:
         solved ``procedures.learn_after`` times with resembling steps becomes a procedure; a
         failure counts against the procedure and the step it failed at. ``procedure_id`` on the
         returned trace names the procedure it touched."""
-    async def context(self, query: str, *, budget: int | None = ..., session_id: str | None = ..., namespace: str = ..., k: int = ..., options: RecallOptions | None = ..., query_vector: Sequence[float] | np.ndarray | None = ..., layers: Sequence[Layer] | None = ..., record_access: bool | None = ...) -> Context:
+    async def context(self, query: str, *, budget: int | None = ..., session_id: str | None = ..., namespace: str = ..., k: int = ..., options: RecallOptions | None = ..., query_vector: Sequence[float] | np.ndarray | None = ..., layers: Sequence[Layer] | None = ..., record_access: bool | None = ..., user_id: str | None = ..., agent_id: str | None = ..., run_id: str | None = ...) -> Context:
         """A prompt block for ``query`` within ``budget`` tokens: soul, memories, episodes,
         procedures (past runs too when ``layers`` names "trace"), then the session's recent turns
         (L0) and its summary (L1); a namespace or session not written yet gives just the soul.
+        ``user_id`` / ``agent_id`` / ``run_id``: never another's records (as ``recall``).
         ``record_access=False`` reads without counting a use."""
     async def create_session(self, id: str | None = ..., *, user_id: str | None = ..., agent_id: str | None = ..., title: str = ..., metadata: dict[str, Any] | None = ..., namespace: str = ...) -> Session:
         """A new, empty session (an id is made when none is given). Turns appended with
@@ -100,9 +101,11 @@ class AsyncMemory:
     async def explain(self, record_id: str, *, namespace: str = ..., now: datetime | None = ...) -> Explanation:
         """Why a node is active, archived, superseded, merged or due to expire: the rule, the
         numbers, the dates and the edges involved."""
-    async def export(self, fp: IO[str], *, namespace: str = ..., vectors: bool = ...) -> int:
+    async def export(self, fp: IO[str], *, namespace: str = ..., vectors: bool = ..., user_id: str | None = ..., agent_id: str | None = ..., run_id: str | None = ...) -> int:
         """Write a namespace as JSONL (a header, then nodes, then edges); returns lines written.
-        With ``vectors`` the embeddings travel too (base64 float32), for a lossless round trip."""
+        With ``vectors`` the embeddings travel too (base64 float32), for a lossless round trip.
+        ``user_id`` / ``agent_id`` / ``run_id``: only their sessions, turns, memories, episodes and
+        runs, with the edges between them (the namespace's shared entities and procedures stay)."""
     async def extract(self, *, namespace: str | None = ..., progress: Progress | None = ...) -> list[dict[str, Any]]:
         """Extract every pending window (the last partial ones included) in the calling thread,
         whatever the extraction mode; returns one report per window (added, merged,
@@ -121,13 +124,15 @@ class AsyncMemory:
         one of each session included, is extracted (unless extraction is off)."""
     async def flush_reembed(self, timeout: float | None = ...) -> None:
         """Wait for a background re-embedding to finish and swap."""
-    async def forget(self, ids: str | Sequence[str], *, namespace: str = ..., derived: bool = ..., reopen: bool = ...) -> int:
+    async def forget(self, ids: str | Sequence[str] | None = ..., *, namespace: str = ..., derived: bool = ..., reopen: bool = ..., user_id: str | None = ..., agent_id: str | None = ..., run_id: str | None = ...) -> int:
         """Delete records for good, with their edges, vectors and index entries, the relations a
         forgotten memory stated and the entities nothing links to any more. A session takes its
         turns and episodes; with ``derived`` a turn takes the memories and episodes citing it. A
         forgotten current version makes the one it superseded current again unless ``reopen=False``.
         The text is gone from the embedded file's bytes when it returns, unless a reader of an older
-        snapshot holds it for over 2 s: then a warning, ``stats()["unscrubbed"]``, gone once it ends."""
+        snapshot holds it for over 2 s: then a warning, ``stats()["unscrubbed"]``, gone once it ends.
+        Without ids, ``user_id`` / ``agent_id`` / ``run_id`` forget everything of theirs (sessions,
+        turns, memories, episodes, runs); 0 when there is nothing."""
     async def forget_entity(self, entity_id: str, *, namespace: str = ...) -> int:
         """Delete an entity with its edges (the memories that mention it stay). Returns 1."""
     async def forget_namespace(self, namespace: str) -> int:
@@ -152,9 +157,9 @@ class AsyncMemory:
         line number and nothing is written, unless ``skip_invalid`` (then the good lines are
         written and the bad ones listed in the result). Records keep their ids (``namespace`` moves
         them); an entity already there by name or alias takes an imported one's edges (``joined``)."""
-    async def list(self, kind: NodeKind = ..., *, namespace: str = ..., status: Status | str | None = ..., entity: str | None = ..., session_id: str | None = ..., category: str | None = ..., since: datetime | None = ..., until: datetime | None = ..., limit: int = ..., offset: int = ...) -> list[Node]:
-        """Records of one kind, newest first, filtered by status, entity (name or id),
-        session, category and creation time."""
+    async def list(self, kind: NodeKind = ..., *, namespace: str = ..., status: Status | str | None = ..., entity: str | None = ..., session_id: str | None = ..., category: str | None = ..., since: datetime | None = ..., until: datetime | None = ..., limit: int = ..., offset: int = ..., user_id: str | None = ..., agent_id: str | None = ..., run_id: str | None = ...) -> list[Node]:
+        """Records of one kind, newest first, filtered by status, entity (name or id), session,
+        category, creation time, and whose they are (``user_id``, ``agent_id``, ``run_id``)."""
     async def list_sessions(self, *, user_id: str | None = ..., agent_id: str | None = ..., namespace: str = ..., limit: int = ..., offset: int = ...) -> list[Session]:
         """Sessions newest first, those of one user and/or one agent when asked."""
     async def list_traces(self, *, session_id: str | None = ..., limit: int = ..., namespace: str = ...) -> list[Trace]:
@@ -185,12 +190,13 @@ class AsyncMemory:
         """Messages stored but not yet embedded (written with ``wait=False``)."""
     async def procedure_steps(self, procedure_id: str, *, namespace: str = ...) -> list[ProcedureStep]:
         """A procedure's Step nodes in order, with their failure counts."""
-    async def recall(self, query: str, *, k: int = ..., namespace: str = ..., filter: RecallFilter | None = ..., layers: Sequence[Layer] | None = ..., include_superseded: bool | None = ..., include_archived: bool | None = ..., session_id: str | None = ..., as_of: datetime | None = ..., record_access: bool | None = ..., options: RecallOptions | None = ..., query_vector: Sequence[float] | np.ndarray | None = ...) -> list[ScoredItem]:
+    async def recall(self, query: str, *, k: int = ..., namespace: str = ..., filter: RecallFilter | None = ..., layers: Sequence[Layer] | None = ..., include_superseded: bool | None = ..., include_archived: bool | None = ..., session_id: str | None = ..., as_of: datetime | None = ..., record_access: bool | None = ..., options: RecallOptions | None = ..., query_vector: Sequence[float] | np.ndarray | None = ..., user_id: str | None = ..., agent_id: str | None = ..., run_id: str | None = ...) -> list[ScoredItem]:
         """The k best memories, episodes, procedures and messages for a query, each with its
         five-factor breakdown. What may come back is a ``RecallFilter`` (default
         ``RecallFilter.DEFAULT``; the keyword arguments override its fields): ``as_of`` answers
         what was true at that time. ``query_vector`` skips embedding the query (it must come
-        from the same embedder). ``record_access=False`` reads without counting a use."""
+        from the same embedder). ``record_access=False`` reads without counting a use. ``user_id``,
+        ``agent_id``, ``run_id``: never another's records (theirs, and the shared ones)."""
     async def record_outcome(self, procedure_id: str, success: bool, *, failed_step: int | str | None = ..., namespace: str = ...) -> Procedure:
         """An outcome the application saw when a procedure was followed: its success or failure
         count rises, and a failed step's (its number, id or text) too."""
@@ -212,9 +218,10 @@ class AsyncMemory:
         """Set a session's rolling working summary (L1)."""
     async def similar_traces(self, task: str, *, k: int = ..., success_only: bool = ..., namespace: str = ...) -> list[SimilarTrace]:
         """Past runs nearest in meaning to ``task`` (their task and outcome), best first."""
-    async def start_trace(self, task: str, *, session_id: str | None = ..., metadata: dict[str, Any] | None = ..., namespace: str = ...) -> Trace:
+    async def start_trace(self, task: str, *, session_id: str | None = ..., metadata: dict[str, Any] | None = ..., user_id: str | None = ..., agent_id: str | None = ..., run_id: str | None = ..., namespace: str = ...) -> Trace:
         """Begin recording an agent run on ``task``, linked to a session when given (made when it
-        does not exist yet, as its first turn would make it)."""
+        does not exist yet, as its first turn would make it); its user and agent are the session's
+        unless given."""
     async def stats(self, *, namespace: str = ...) -> dict[str, Any]:
         """Records by kind (and by kind:status), edges, the embedder and the file's size; zeros
         for a namespace nothing was written to."""

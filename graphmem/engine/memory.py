@@ -21,7 +21,7 @@ from ..errors import ConfigurationError, NotFoundError, ValidationError
 from ..extract.extractors import Extractor
 from ..lifecycle import (
     GraphBuilder, LogLinker, Maintainer, Parts, Reembedder, append_turns, check, checked_namespace, corrected_triple,
-    drop_unwritten, export, forget_records, import_, message_inputs, written_by,
+    drop_unwritten, export, forget_records, import_, message_inputs, owned, scope_filter, scoped_ids, written_by,
 )
 from ..models import (
     LAYERS, NODE_TYPES, Context, Episode, History, Layer, MemoryIn, MemoryPatch,
@@ -208,8 +208,10 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin, LifecycleMixin):
                 if stored is not None and not isinstance(stored, Session):
                     raise ValidationError(f"id {session_id!r} is taken by a {stored.kind} in this namespace")
                 expect = {session_id: stored.updated_at if stored else None}  # no other writer appended meanwhile
-                session = stored or check(Session, {"id": session_id, "namespace": namespace, "created_at": now},
-                                          "session_id")
+                owner = {f: v.pop() for f in ("user_id", "agent_id")  # a new session: its turns' user and agent
+                         if len(v := {getattr(m, f) for m in inputs}) == 1 and None not in v}
+                session = stored or check(Session, {"id": session_id, "namespace": namespace, "created_at": now,
+                                                    **owner}, "session_id")
                 seen = {n.id for n in self.store.get(namespace, [m.id for m in inputs if m.id])}
                 todo = [i for i, m in enumerate(inputs) if m.id not in seen]  # a known id again is a no-op
                 if not todo:
@@ -319,17 +321,27 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin, LifecycleMixin):
             self.store.put(namespace, [episode, *produced], vectors, edges)
         return episode
 
-    def forget(self, ids: str | Sequence[str], *, namespace: str = "default", derived: bool = True, reopen: bool = True) -> int:
+    def forget(self, ids: str | Sequence[str] | None = None, *, namespace: str = "default", derived: bool = True,
+               reopen: bool = True, user_id: str | None = None, agent_id: str | None = None,
+               run_id: str | None = None) -> int:
         """Delete records for good, with their edges, vectors and index entries, the relations a
         forgotten memory stated and the entities nothing links to any more. A session takes its
         turns and episodes; with ``derived`` a turn takes the memories and episodes citing it. A
         forgotten current version makes the one it superseded current again unless ``reopen=False``.
         The text is gone from the embedded file's bytes when it returns, unless a reader of an older
-        snapshot holds it for over 2 s: then a warning, ``stats()["unscrubbed"]``, gone once it ends."""
-        namespace = checked_namespace(namespace)
+        snapshot holds it for over 2 s: then a warning, ``stats()["unscrubbed"]``, gone once it ends.
+        Without ids, ``user_id`` / ``agent_id`` / ``run_id`` forget everything of theirs (sessions,
+        turns, memories, episodes, runs); 0 when there is nothing."""
+        namespace, scope = checked_namespace(namespace), scope_filter(user_id, agent_id, run_id)
+        if ids is None and scope:
+            ids = scoped_ids(self.store, namespace, scope)
+            if not ids:
+                return 0
         ids = [ids] if isinstance(ids, str) else list(ids) if isinstance(ids, (list, tuple)) else None
         if not ids or not all(isinstance(i, str) for i in ids):
-            raise ValidationError("forget takes an id or a list of ids")
+            raise ValidationError("forget takes an id, a list of ids, or user_id / agent_id / run_id")
+        if scope:  # ids and a scope: only records of that scope go (another user's id is not found)
+            ids = owned(self.store, namespace, ids, scope)
         with self._parts.write_lock, self._op("forget", namespace, count=len(ids)):
             return retried(lambda: forget_records(self.store, namespace, ids, derived, utcnow(), reopen))
 
@@ -366,15 +378,19 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin, LifecycleMixin):
         record_access: bool | None = None,
         options: RecallOptions | None = None,
         query_vector: Sequence[float] | np.ndarray | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
     ) -> list[ScoredItem]:
         """The k best memories, episodes, procedures and messages for a query, each with its
         five-factor breakdown. What may come back is a ``RecallFilter`` (default
         ``RecallFilter.DEFAULT``; the keyword arguments override its fields): ``as_of`` answers
         what was true at that time. ``query_vector`` skips embedding the query (it must come
-        from the same embedder). ``record_access=False`` reads without counting a use."""
+        from the same embedder). ``record_access=False`` reads without counting a use. ``user_id``,
+        ``agent_id``, ``run_id``: never another's records (theirs, and the shared ones)."""
         overrides = {"layers": tuple(layers) if layers is not None else None, "include_superseded": include_superseded,
                      "include_archived": include_archived, "session_id": session_id, "as_of": as_of,
-                     "record_access": record_access}
+                     "record_access": record_access, **scope_filter(user_id, agent_id, run_id)}
         base = filter or RecallFilter.DEFAULT
         changes = {key: value for key, value in overrides.items() if value is not None}
         if changes:
@@ -422,14 +438,19 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin, LifecycleMixin):
         query_vector: Sequence[float] | np.ndarray | None = None,
         layers: Sequence[Layer] | None = None,
         record_access: bool | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
     ) -> Context:
         """A prompt block for ``query`` within ``budget`` tokens: soul, memories, episodes,
         procedures (past runs too when ``layers`` names "trace"), then the session's recent turns
         (L0) and its summary (L1); a namespace or session not written yet gives just the soul.
+        ``user_id`` / ``agent_id`` / ``run_id``: never another's records (as ``recall``).
         ``record_access=False`` reads without counting a use."""
         budget = whole("budget", self.settings.context_budget if budget is None else budget, 16, 1_000_000)
         t0 = time.perf_counter()
-        asked = {"layers": None if layers is None else tuple(layers), "record_access": record_access}
+        asked = {"layers": None if layers is None else tuple(layers), "record_access": record_access,
+                 **scope_filter(user_id, agent_id, run_id)}
         asked = {k: v for k, v in asked.items() if v is not None}
         which = check(RecallFilter, RecallFilter.DEFAULT.model_dump() | asked, "context") if asked else RecallFilter.DEFAULT
         recalled = self._recall(query, k=k, namespace=namespace, filter=which, options=options,
@@ -474,9 +495,12 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin, LifecycleMixin):
         until: datetime | None = None,
         limit: int = 100,
         offset: int = 0,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        run_id: str | None = None,
     ) -> list[Node]:
-        """Records of one kind, newest first, filtered by status, entity (name or id),
-        session, category and creation time."""
+        """Records of one kind, newest first, filtered by status, entity (name or id), session,
+        category, creation time, and whose they are (``user_id``, ``agent_id``, ``run_id``)."""
         namespace = checked_namespace(namespace)
         if kind not in NODE_TYPES:
             raise ValidationError(f"unknown kind {kind!r}; kinds are {sorted(NODE_TYPES)}")
@@ -487,7 +511,8 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin, LifecycleMixin):
             raise ValidationError(f"unknown status {status!r}") from exc
         mentions = find_entity(self.store, namespace, entity).id if entity is not None else None
         return self.store.query(namespace, kind, statuses=statuses, session_id=session_id, category=category,
-                                since=since, until=until, mentions=mentions, limit=limit, offset=offset)
+                                since=since, until=until, mentions=mentions, limit=limit, offset=offset,
+                                scope=scope_filter(user_id, agent_id, run_id))
 
     def history(self, memory_id: str, *, namespace: str = "default") -> History:
         """A memory (or a procedure) with every version it superseded and every version that superseded it."""
@@ -533,10 +558,14 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin, LifecycleMixin):
         return out
 
     # export / import --------------------------------------------------------------------
-    def export(self, fp: IO[str], *, namespace: str = "default", vectors: bool = True) -> int:
+    def export(self, fp: IO[str], *, namespace: str = "default", vectors: bool = True, user_id: str | None = None,
+               agent_id: str | None = None, run_id: str | None = None) -> int:
         """Write a namespace as JSONL (a header, then nodes, then edges); returns lines written.
-        With ``vectors`` the embeddings travel too (base64 float32), for a lossless round trip."""
-        return export(self._parts, fp, checked_namespace(namespace), vectors=vectors)
+        With ``vectors`` the embeddings travel too (base64 float32), for a lossless round trip.
+        ``user_id`` / ``agent_id`` / ``run_id``: only their sessions, turns, memories, episodes and
+        runs, with the edges between them (the namespace's shared entities and procedures stay)."""
+        return export(self._parts, fp, checked_namespace(namespace), vectors=vectors,
+                      scope=scope_filter(user_id, agent_id, run_id))
 
     def import_(self, lines: Iterable[str], *, namespace: str | None = None, skip_invalid: bool = False) -> dict[str, Any]:
         """Read a JSONL export. Every line is validated first; a bad line is reported with its

@@ -95,16 +95,19 @@ class ProceduralMixin:
 
     # traces ----------------------------------------------------------------------------------
     def start_trace(self, task: str, *, session_id: str | None = None, metadata: dict[str, Any] | None = None,
+                    user_id: str | None = None, agent_id: str | None = None, run_id: str | None = None,
                     namespace: str = "default") -> Trace:
         """Begin recording an agent run on ``task``, linked to a session when given (made when it
-        does not exist yet, as its first turn would make it)."""
+        does not exist yet, as its first turn would make it); its user and agent are the session's
+        unless given."""
         namespace = checked_namespace(namespace)
+        scope = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
         session_id = check(SESSION_ID, session_id, "session_id") if session_id is not None else None
         metadata = check(_METADATA, metadata or {}, "metadata")
 
         def write() -> Trace:
             with self._parts.write_lock, self._op("start_trace", namespace):
-                change = self._runs.start(namespace, task, session_id, metadata, utcnow())
+                change = self._runs.start(namespace, task, session_id, metadata, utcnow(), scope)
                 self._write(namespace, change)
             return change.nodes[0]
 

@@ -10,11 +10,12 @@ from .log_graph import LogLinker, append_turns, message_inputs
 from .maintain import Maintainer, resolve_policy
 from .parts import Parts, check, describe
 from .reembed import Reembedder
+from .scoping import SCOPED_KINDS, owned, scope_filter, scoped_ids
 from .traces import drop_unwritten, forget_records, written_by
 from .transfer import EXPORT_FORMAT, checked_namespace, export, import_
 
 __all__ = [
     "EXPORT_FORMAT", "EntityResolver", "Folded", "GraphBuilder", "LogLinker", "Maintainer", "Parts", "Reembedder", "WindowFolder",
     "append_turns", "check", "checked_namespace", "corrected_triple", "describe", "drop_unwritten", "explain", "export", "forget_records", "import_", "message_inputs",
-    "resolve_policy", "written_by",
+    "resolve_policy", "written_by", "SCOPED_KINDS", "owned", "scope_filter", "scoped_ids",
 ]

@@ -20,6 +20,7 @@ from ..models import (
 )
 from ..models.entity_types import voted_type
 from ..models.fields import MAX_TEXT_CHARS
+from ..models.records import SCOPE_FIELDS
 from ..store import Store
 from ..text import keywords, normalise_name
 from ..text.entities import is_noise_name, is_role_word, longest_names, name_grams, name_parts
@@ -213,6 +214,16 @@ class EntityResolver:
         return list(self._new.values())
 
 
+def scope_of(given: Any, sources: Sequence[Any]) -> dict[str, str | None]:
+    """A record's user, agent and run: as given, else those its source turns agree on (a memory
+    from one user's turns is that user's; from two users' turns, shared)."""
+    out: dict[str, str | None] = {}
+    for field in SCOPE_FIELDS:
+        values = {getattr(s, field, None) for s in sources}
+        out[field] = getattr(given, field, None) or (values.pop() if len(values) == 1 else None)
+    return out
+
+
 class GraphBuilder:
     """Nodes and edges from inputs; see the module docstring."""
 
@@ -227,8 +238,10 @@ class GraphBuilder:
         """Memory records, the entities they create and their edges, with one vector row per node."""
         sources = {sid for m in inputs for sid in m.source_message_ids}
         said: dict[str, datetime] = {}
+        turns: dict[str, Node] = {}
         if sources:
-            said = {n.id: n.created_at for n in self.store.get(namespace, list(sources)) if n.kind == "message"}
+            turns = {n.id: n for n in self.store.get(namespace, list(sources)) if n.kind == "message"}
+            said = {i: n.created_at for i, n in turns.items()}
             if sources - said.keys():
                 raise NotFoundError(f"source message {sorted(sources - said.keys())[0]!r} not found in {namespace!r}")
         tagged = [m.entities is None and not _triple_text(m) for m in inputs]  # a triple written out names its two
@@ -254,7 +267,7 @@ class GraphBuilder:
                 source_message_ids=m.source_message_ids, episode_id=m.episode_id, created_at=now,
                 said_at=max((said[i] for i in m.source_message_ids), default=None),
                 updated_at=now, entities=[e.name for e, _ in mentions], keywords=keywords(m.text),
-                metadata=m.metadata,
+                metadata=m.metadata, **scope_of(m, [turns[i] for i in m.source_message_ids]),
             )
             records.append(rec)
             edges += _memory_edges(rec, mentions, m.relations, resolver)
@@ -342,6 +355,7 @@ class GraphBuilder:
             "start_at": min(times, default=None), "end_at": max(times, default=None),
             # a summary over the limit is refused by the check, not tokenized first (10 MB took 7 s)
             "keywords": keywords(summary) if isinstance(summary, str) and len(summary) <= MAX_TEXT_CHARS else [],
+            **scope_of(None, messages),
         }, "episode")
         edges = [Edge(namespace=namespace, source=episode.id, type=EdgeType.COVERS, target=m.id) for m in messages]
         edges += [Edge(namespace=namespace, source=episode.id, type=EdgeType.PRODUCED, target=i) for i in memory_ids]

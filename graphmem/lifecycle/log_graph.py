@@ -43,7 +43,8 @@ def append_turns(session: Session, inputs: Sequence[MessageIn], now: datetime) -
             "id": m.id or "", "namespace": session.namespace, "session_id": session.id, "role": m.role,
             "speaker": m.speaker, "content": m.content, "tool_calls": m.tool_calls, "tool_call_id": m.tool_call_id,
             "seq": session.next_seq + i, "created_at": m.created_at or now, "updated_at": now,
-            "keywords": keywords(m.said), "metadata": m.metadata,
+            "keywords": keywords(m.said), "metadata": m.metadata, "user_id": m.user_id or session.user_id,
+            "agent_id": m.agent_id or session.agent_id, "run_id": m.run_id,
         }, f"message {i}")
         for i, m in enumerate(inputs)
     ]

@@ -48,18 +48,24 @@ class RunRecorder:
             raise NotFoundError(f"no {what} {node_id!r} in namespace {namespace!r}")
         return found[0]
 
-    def start(self, namespace: str, task: str, session_id: str | None, metadata: dict, now: datetime) -> Change:
-        trace = check(Trace, {"namespace": namespace, "task": task, "session_id": session_id, "metadata": metadata,
-                               "created_at": now, "updated_at": now}, "trace")
-        trace.keywords = keywords(trace.task)
+    def start(self, namespace: str, task: str, session_id: str | None, metadata: dict, now: datetime,
+              scope: dict[str, str | None]) -> Change:
+        """A trace (its user and agent: as given, else its session's), and the session when it
+        does not exist yet (made as a first turn would make it, with that user and agent)."""
         out = Change()
+        found = next(iter(self.store.get(namespace, [session_id])), None) if session_id is not None else None
+        if found is not None and not isinstance(found, Session):
+            raise ValidationError(f"id {session_id!r} is taken by a {found.kind} in this namespace")
+        if found is not None:
+            scope = {k: v or getattr(found, k, None) for k, v in scope.items()}
+        trace = check(Trace, {"namespace": namespace, "task": task, "session_id": session_id, "metadata": metadata,
+                               "created_at": now, "updated_at": now, **scope}, "trace")
+        trace.keywords = keywords(trace.task)
         out.add(trace, self.parts.embedder.embed([embed_text(trace)])[0])
-        if session_id is not None:  # a session not started yet is made here, as a first turn makes it
-            found = next(iter(self.store.get(namespace, [session_id])), None)
-            if found is not None and not isinstance(found, Session):
-                raise ValidationError(f"id {session_id!r} is taken by a {found.kind} in this namespace")
+        if session_id is not None:
             if found is None:
-                out.add(check(Session, {"id": session_id, "namespace": namespace, "created_at": now, "updated_at": now},
+                out.add(check(Session, {"id": session_id, "namespace": namespace, "created_at": now, "updated_at": now,
+                                        "user_id": scope.get("user_id"), "agent_id": scope.get("agent_id")},
                               "session_id"))
                 out.expect[session_id] = None  # unless another writer made it meanwhile (then again, joining it)
             out.edges.append(Edge(namespace=namespace, source=trace.id, type=EdgeType.IN_SESSION, target=session_id))

@@ -20,6 +20,7 @@ from ..store.base import VECTOR_KINDS, pages
 from .chains import ChainBuilder, chain_namespace
 from .entity_merges import imported_identities
 from .parts import Parts
+from .scoping import SCOPED_KINDS
 
 EXPORT_FORMAT = "graphmem-export/1"
 EXPORT_KINDS = ("session", "entity", "message", "episode", "memory", "procedure", "step", "trace", "trace_step", "tool",
@@ -35,16 +36,23 @@ def checked_namespace(namespace: str) -> str:
         raise ValidationError(f"invalid namespace {namespace!r}: it must match {NAMESPACE_PATTERN}") from exc
 
 
-def export(parts: Parts, fp: IO[str], namespace: str, *, vectors: bool = True) -> int:
-    """Write ``namespace`` as JSONL; returns lines written."""
+def export(parts: Parts, fp: IO[str], namespace: str, *, vectors: bool = True, scope: dict[str, str] | None = None) -> int:
+    """Write ``namespace`` as JSONL; returns lines written. With a ``scope``, only its records
+    (``SCOPED_KINDS``, and the steps and tool calls of its runs) and the edges between them."""
     store, embedder = parts.store, parts.embedder
     lines = 0
     soul = store.get_meta(namespace, "soul")
     fp.write(json.dumps({"format": EXPORT_FORMAT, "namespace": namespace, "embedder": embedder.name,
                          "dim": embedder.dim, "soul": soul}, ensure_ascii=False) + "\n")
     ids: list[str] = []
+    traces: set[str] = set()
     for kind in EXPORT_KINDS:
-        for batch in pages(store, namespace, kind):
+        if scope and kind not in (*SCOPED_KINDS, "trace_step", "tool_call"):
+            continue
+        for batch in pages(store, namespace, kind, scope=scope if kind in SCOPED_KINDS else None):
+            if scope and kind in ("trace_step", "tool_call"):
+                batch = [n for n in batch if getattr(n, "trace_id", None) in traces]
+            traces.update(n.id for n in batch if n.kind == "trace")
             vecs = store.vectors(namespace, [n.id for n in batch]) if vectors else {}
             for node in batch:
                 row: dict[str, Any] = {"node": node.model_dump(mode="json")}
@@ -53,8 +61,11 @@ def export(parts: Parts, fp: IO[str], namespace: str, *, vectors: bool = True) -
                 fp.write(json.dumps(row, ensure_ascii=False) + "\n")
                 ids.append(node.id)
                 lines += 1
+    kept = set(ids)
     for i in range(0, len(ids), 500):
         for edge in store.edges(namespace, ids[i : i + 500], direction="out"):
+            if scope and edge.target not in kept:
+                continue  # to the namespace's shared graph, which a scoped export leaves out
             fp.write(json.dumps({"edge": edge.model_dump(mode="json")}, ensure_ascii=False) + "\n")
             lines += 1
     return lines

@@ -27,6 +27,9 @@ class MessageIn(BaseModel):
     created_at: UTCDateTime | None = None
     id: RecordId | None = None  # checked up front as the write checks it
     metadata: Metadata = Field(default_factory=dict)
+    user_id: ShortStr | None = Field(default=None, description="whose turn (default: the session's user)")
+    agent_id: ShortStr | None = Field(default=None, description="which agent's (default: the session's agent)")
+    run_id: ShortStr | None = None
 
     @model_validator(mode="after")
     def _shape(self) -> "MessageIn":
@@ -82,6 +85,9 @@ class MemoryIn(BaseModel):
     episode_id: str | None = None
     metadata: Metadata = Field(default_factory=dict)
     id: str | None = None
+    user_id: ShortStr | None = None
+    agent_id: ShortStr | None = None
+    run_id: ShortStr | None = None
 
 
 class MemoryPatch(BaseModel):

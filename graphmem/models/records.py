@@ -115,6 +115,19 @@ class Scorable(Record):
     last_accessed_at: UTCDateTime | None = None
 
 
+SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
+
+
+class Scope(BaseModel):
+    """Whose a record is inside its namespace: the end user, the agent, the run (a conversation
+    or job). Unset: shared by the whole namespace. Turns take their session's user and agent;
+    extracted memories and episodes take those of the turns they came from."""
+
+    user_id: ShortStr | None = Field(default=None, description="the end user it belongs to (unset: shared)")
+    agent_id: ShortStr | None = Field(default=None, description="the agent it belongs to (unset: shared)")
+    run_id: ShortStr | None = Field(default=None, description="the run or job it belongs to (unset: shared)")
+
+
 class SupersededBy(BaseModel):
     """On a turn or episode that states a value a later memory replaced: which memory, since
     when the new value holds (its ``valid_at``) and what holds now (its text), so recall ranks
@@ -190,7 +203,7 @@ def turn_text(content: str, tool_calls: list[ToolCall]) -> str:
     return " ".join([content.strip(), *(f"{c.function.name}({c.function.arguments})" for c in tool_calls)]).strip()
 
 
-class Message(Scorable):
+class Message(Scorable, Scope):
     """A raw conversation turn: the audit trail, and searchable at once (the fast path)."""
 
     kind: Literal["message"] = "message"
@@ -224,7 +237,7 @@ class Message(Scorable):
         return turn_text(self.content, self.tool_calls)
 
 
-class MemoryRecord(Scorable):
+class MemoryRecord(Scorable, Scope):
     """One discrete fact or preference (the semantic layer).
 
     Named ``MemoryRecord`` so that ``graphmem.Memory`` can be the facade users open."""
@@ -269,7 +282,7 @@ class Entity(Record):
     feedback: Literal["confirmed", "rejected"] | None = None  # a person's judgement; recall never starts from a rejected one
 
 
-class Episode(Scorable):
+class Episode(Scorable, Scope):
     """What happened in a stretch of conversation."""
 
     kind: Literal["episode"] = "episode"
@@ -336,7 +349,7 @@ class ProcedureStep(Scorable):
 ToolStatus = Literal["success", "failure", "error", "timeout", "cancelled", "pending"]
 
 
-class Trace(Scorable):
+class Trace(Scorable, Scope):
     """One run of an agent on a task: its steps (``TraceStep``), their tool calls and the outcome."""
 
     kind: Literal["trace"] = "trace"

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..embed import Embedder
 from ..models import ScoredItem, Status, utcnow
+from ..models.records import SCOPE_FIELDS
 from ..settings import RecallFilter, RecallOptions
 from ..store import Store
 from ..store.layers import LayerAsk, LayerHits
@@ -298,7 +299,11 @@ class Recaller:
                 return False  # a graph hit of another kind, superseded, or deleted meanwhile
             if layer == "message" and (ask.filter.session_id not in (None, rec.session_id) or not rec.said.strip()):
                 return False  # another session's turn, or an empty turn (kept in the log; it answers nothing)
+            if any(getattr(rec, f, None) not in (None, want) for f, want in scope):
+                return False  # another user's, agent's or run's (a shared record, owned by none, stays)
             return as_of is None or held_at(rec, as_of)
+
+        scope = [(f, getattr(ask.filter, f)) for f in SCOPE_FIELDS if getattr(ask.filter, f) is not None]
 
         fetched = {layer: self._pool.submit(fetch, layer, cands) for layer, cands in per_layer.items() if cands}
         # BM25 scaled by the best keyword hit of the whole recall, not of each layer: every

@@ -127,37 +127,40 @@ def build(memory: Any, namespace: str = "default", keys: KeyStore | None = None,
     @server.tool()
     @tool_errors
     def remember(text: str, ctx: Context, subject: str | None = None, predicate: str | None = None,
-                 object: str | None = None, category: str = "fact", importance: float = 0.5) -> dict[str, Any]:
+                 object: str | None = None, category: str = "fact", importance: float = 0.5,
+                 user_id: str | None = None) -> dict[str, Any]:
         """Store one memory as given, e.g. "Ana prefers green tea" (subject Ana, predicate prefers,
         object green tea). It is written as sent: it neither merges into a duplicate nor
         supersedes an older value; to change a memory use `update` (the new version supersedes
         the old one, which stays in its history)."""
         rec = memory.remember(text, subject=subject, predicate=predicate, object=object, category=category,
-                              importance=importance, namespace=ns(ctx, write=True))
+                              importance=importance, user_id=user_id, namespace=ns(ctx, write=True))
         return rec.model_dump(mode="json", include={"id", "text", "status", "subject", "predicate", "object"})
 
     @server.tool()
     @tool_errors
-    def recall(query: str, ctx: Context, k: int = 10,
-               layers: list[Layer] | None = None) -> list[dict[str, Any]]:
+    def recall(query: str, ctx: Context, k: int = 10, layers: list[Layer] | None = None,
+               user_id: str | None = None) -> list[dict[str, Any]]:
         """The k best memories, episodes, procedures and turns for a query, each with its score,
         the five factors behind it (relevance, importance, confidence, recency, frequency) and
-        how it was found (vector, keyword, graph path)."""
-        return [_item(s) for s in memory.recall(query, k=k, layers=layers, **ns.read(ctx))]
+        how it was found (vector, keyword, graph path). With `user_id`: never another user's."""
+        return [_item(s) for s in memory.recall(query, k=k, layers=layers, user_id=user_id, **ns.read(ctx))]
 
     @server.tool()
     @tool_errors
-    def context(query: str, ctx: Context, budget: int = 1500, session_id: str | None = None) -> str:
+    def context(query: str, ctx: Context, budget: int = 1500, session_id: str | None = None,
+                user_id: str | None = None) -> str:
         """A prompt block for the task at hand, packed into `budget` tokens: identity, the most
-        relevant memories, episodes and procedures, and the session's recent turns."""
-        return memory.context(query, budget=budget, session_id=session_id, **ns.read(ctx)).text
+        relevant memories, episodes and procedures, and the session's recent turns. With
+        `user_id` (the person the agent is serving): never another user's records."""
+        return memory.context(query, budget=budget, session_id=session_id, user_id=user_id, **ns.read(ctx)).text
 
     @server.tool()
     @tool_errors
-    def add_messages(session_id: str, messages: list[Turn], ctx: Context) -> dict[str, Any]:
+    def add_messages(session_id: str, messages: list[Turn], ctx: Context, user_id: str | None = None) -> dict[str, Any]:
         """Append conversation turns to a session (made on its first turn); facts, episodes and
-        procedures are extracted from them in the background."""
-        turns = [MessageIn(role=m.role, content=m.content, speaker=m.speaker) for m in messages]
+        procedures are extracted from them in the background. `user_id`: whose conversation it is."""
+        turns = [MessageIn(role=m.role, content=m.content, speaker=m.speaker, user_id=user_id) for m in messages]
         added = memory.add_messages(session_id, turns, namespace=ns(ctx, write=True))
         return {"session_id": session_id, "message_ids": [m.id for m in added]}
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..models import Procedure, ProcedureStep, SimilarTrace, ToolInvocation, ToolStats, Trace, TraceStep, TraceView
 from ..models.records import ToolStatus
 from .app import PROBLEM_RESPONSES, Page, Tenant, tenant, writer
-from .routes import Cursor, Limit, listing, memory
+from .routes import Cursor, Limit, ScopeFields, listing, memory
 
 router = APIRouter(responses=PROBLEM_RESPONSES)
 
@@ -44,7 +44,7 @@ def record_outcome(procedure_id: str, body: OutcomeIn, request: Request, who: Te
                                           namespace=who.namespace)
 
 
-class TraceIn(BaseModel):
+class TraceIn(ScopeFields):
     model_config = ConfigDict(extra="forbid")
     task: str = Field(min_length=1, max_length=2000)
     session_id: str | None = None
@@ -76,6 +76,7 @@ class CompleteIn(BaseModel):
 @router.post("/v1/traces", status_code=201, tags=["traces"])
 def start_trace(body: TraceIn, request: Request, who: Tenant = Depends(writer)) -> Trace:
     return memory(request).start_trace(body.task, session_id=body.session_id, metadata=body.metadata,
+                                       user_id=body.user_id, agent_id=body.agent_id, run_id=body.run_id,
                                        namespace=who.namespace)
 
 

@@ -21,6 +21,18 @@ from .app import PROBLEM_RESPONSES, Page, Problem, Tenant, paged, tenant, writer
 
 router = APIRouter(responses=PROBLEM_RESPONSES)
 Limit = Query(100, ge=1, le=1000, description="items per page")
+UserId = Query(None, min_length=1, max_length=200, description="only this end user's records")
+AgentId = Query(None, min_length=1, max_length=200, description="only this agent's records")
+RunId = Query(None, min_length=1, max_length=200, description="only this run's records")
+
+
+class ScopeFields(BaseModel):
+    """Whose records a read may return: never another user's, agent's or run's (theirs and the
+    namespace's shared ones come back)."""
+
+    user_id: str | None = Field(default=None, min_length=1, max_length=200)
+    agent_id: str | None = Field(default=None, min_length=1, max_length=200)
+    run_id: str | None = Field(default=None, min_length=1, max_length=200)
 Cursor = Query(None, description="the next_cursor of the previous page")
 
 
@@ -111,8 +123,10 @@ def add_messages(session_id: str, body: Append, request: Request, who: Tenant = 
 
 @router.get("/v1/sessions/{session_id}/messages", tags=["sessions"])
 def list_messages(session_id: str, request: Request, limit: int = Limit, cursor: str | None = Cursor,
+                  user_id: str | None = UserId, agent_id: str | None = AgentId, run_id: str | None = RunId,
                   who: Tenant = Depends(tenant)) -> Page[Message]:
-    return listing(request, who, "message", limit, cursor, session_id=session_id)
+    return listing(request, who, "message", limit, cursor, session_id=session_id, user_id=user_id,
+                   agent_id=agent_id, run_id=run_id)
 
 
 # memories ----------------------------------------------------------------------------------
@@ -128,9 +142,10 @@ def remember(body: MemoryIn, request: Request, who: Tenant = Depends(writer)) ->
 def list_memories(request: Request, status: Literal["active", "superseded", "archived"] | None = None,
                   entity: str | None = None, category: str | None = None, session_id: str | None = None,
                   since: datetime | None = None, until: datetime | None = None, limit: int = Limit,
-                  cursor: str | None = Cursor, who: Tenant = Depends(tenant)) -> Page[MemoryRecord]:
+                  cursor: str | None = Cursor, user_id: str | None = UserId, agent_id: str | None = AgentId,
+                  run_id: str | None = RunId, who: Tenant = Depends(tenant)) -> Page[MemoryRecord]:
     return listing(request, who, "memory", limit, cursor, status=status, entity=entity, category=category,
-                   session_id=session_id, since=since, until=until)
+                   session_id=session_id, since=since, until=until, user_id=user_id, agent_id=agent_id, run_id=run_id)
 
 
 @router.get("/v1/memories/{memory_id}", tags=["memories"])
@@ -170,7 +185,7 @@ def explain(record_id: str, request: Request, who: Tenant = Depends(tenant)) -> 
 
 
 # recall and context ------------------------------------------------------------------------
-class RecallRequest(BaseModel):
+class RecallRequest(ScopeFields):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=20_000)
     k: int = Field(default=10, ge=1, le=200)
@@ -192,7 +207,7 @@ def recall(body: RecallRequest, request: Request, who: Tenant = Depends(tenant))
     return memory(request).recall(body.query, k=body.k, namespace=who.namespace, **args)
 
 
-class ContextRequest(BaseModel):
+class ContextRequest(ScopeFields):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=20_000)
     budget: int | None = Field(default=None, ge=50, le=200_000, description="tokens (default: the server's setting)")
@@ -204,7 +219,19 @@ class ContextRequest(BaseModel):
 def context(body: ContextRequest, request: Request, who: Tenant = Depends(tenant)) -> Context:
     """A prompt block packed into a token budget: soul, summary, memories, episodes, turns."""
     return memory(request).context(body.query, budget=body.budget, session_id=body.session_id, k=body.k,
-                                   namespace=who.namespace, record_access=False if who.read_only else None)
+                                   namespace=who.namespace, record_access=False if who.read_only else None,
+                                   user_id=body.user_id, agent_id=body.agent_id, run_id=body.run_id)
+
+
+@router.delete("/v1/scopes", tags=["memories"])
+def forget_scope(request: Request, user_id: str | None = UserId, agent_id: str | None = AgentId,
+                 run_id: str | None = RunId, who: Tenant = Depends(writer)) -> dict[str, int]:
+    """Forget everything of one end user, agent or run (sessions, turns, memories, episodes, runs)
+    for good; at least one of the three. 0 when there is nothing."""
+    if not (user_id or agent_id or run_id):
+        raise Problem(422, "Unprocessable Entity", "give user_id, agent_id or run_id")
+    return {"deleted": memory(request).forget(user_id=user_id, agent_id=agent_id, run_id=run_id,
+                                              namespace=who.namespace)}
 
 
 # entities, episodes, procedures ------------------------------------------------------------
@@ -297,12 +324,14 @@ def stats(request: Request, who: Tenant = Depends(tenant)) -> dict[str, Any]:
 
 @router.get("/v1/export", tags=["admin"], response_class=StreamingResponse,
             responses={200: {"content": {"application/x-ndjson": {}}, "description": "the namespace as JSONL"}})
-def export(request: Request, vectors: bool = True, who: Tenant = Depends(tenant)) -> StreamingResponse:
+def export(request: Request, vectors: bool = True, user_id: str | None = UserId, agent_id: str | None = AgentId,
+           run_id: str | None = RunId, who: Tenant = Depends(tenant)) -> StreamingResponse:
     """The namespace as JSONL (a header line, nodes, edges), streamed; ``graphmem import`` or
-    ``POST /v1/import`` reads it back."""
+    ``POST /v1/import`` reads it back. With a user, agent or run: only their records."""
     spool = tempfile.TemporaryFile("w+", encoding="utf-8")
     try:
-        memory(request).export(spool, namespace=who.namespace, vectors=vectors)
+        memory(request).export(spool, namespace=who.namespace, vectors=vectors, user_id=user_id, agent_id=agent_id,
+                               run_id=run_id)
     except BaseException:
         spool.close()
         raise

@@ -24,6 +24,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from ..errors import StoreError, ValidationError, WriteRace
 from ..models import NODE_TYPES, Edge, EdgeType, Entity, Node, NodeKind, Status
+from ..models.records import SCOPE_FIELDS
 from ..text import index_terms, normalise_name
 from .layers import LayerAsk, LayerHits, Walked
 
@@ -123,6 +124,16 @@ def check_batch(namespace: str, nodes: Sequence[Node], edges: Sequence[Edge]) ->
     for node in nodes:
         if node.namespace != namespace:
             raise ValidationError(f"record {node.id} belongs to namespace {node.namespace!r}, not {namespace!r}")
+
+
+def scoped(scope: Mapping[str, str | None] | None) -> list[tuple[str, str]]:
+    """The (field, value) pairs of a scope filter that are set; a field outside ``SCOPE_FIELDS``
+    is refused (the embedded store puts the field's name into its SQL)."""
+    out = [(k, v) for k, v in (scope or {}).items() if v is not None]
+    unknown = {k for k, _ in out} - set(SCOPE_FIELDS)
+    if unknown:
+        raise ValidationError(f"unknown scope field {sorted(unknown)[0]!r}; fields are {list(SCOPE_FIELDS)}")
+    return out
 
 
 def no_vectors(rows: int, dim: int) -> np.ndarray:
@@ -228,11 +239,12 @@ def swap_target(store: "Store") -> tuple[str, int]:
     return target
 
 
-def pages(store: "Store", namespace: str, kind: NodeKind, size: int = 1000) -> Iterator[list[Node]]:
-    """Every node of ``kind`` in the namespace, oldest first, ``size`` at a time."""
+def pages(store: "Store", namespace: str, kind: NodeKind, size: int = 1000,
+          scope: Mapping[str, str] | None = None) -> Iterator[list[Node]]:
+    """Every node of ``kind`` in the namespace (of ``scope`` when given), oldest first, ``size`` at a time."""
     offset = 0
     while True:
-        page = store.query(namespace, kind, limit=size, offset=offset, newest_first=False)
+        page = store.query(namespace, kind, limit=size, offset=offset, newest_first=False, scope=scope)
         if page:
             yield page
         if len(page) < size:
@@ -321,11 +333,13 @@ class Store(Protocol):
         offset: int = 0,
         newest_first: bool = True,
         mentions: str | None = None,
+        scope: Mapping[str, str] | None = None,
     ) -> list[Node]:
         """Nodes of one kind, filtered; ordered by creation time, or by ``seq`` when
         ``seq_range`` (messages of one session, start inclusive, end exclusive) is given.
         ``mentions``: only nodes with a MENTIONS edge to this entity id, read in the same
-        statement (a reader never pairs the edges of one moment with the nodes of another)."""
+        statement (a reader never pairs the edges of one moment with the nodes of another).
+        ``scope``: only nodes whose ``user_id`` / ``agent_id`` / ``run_id`` are these."""
 
     def count(self, namespace: str, edges: bool = True) -> dict[str, int]:
         """Node counts by kind (and ``memory:<status>``) plus ``edges`` (unless not asked:

@@ -33,7 +33,7 @@ from ..telemetry import traced_methods
 from ..text import index_terms, normalise_name
 from .base import (
     AccessBuffer, Accesses, StoreCapabilities, check_batch, entity_norms, first_named, hydrate, name_taken, named_lists,
-    node_text, prepare_vectors, scope_token,
+    node_text, prepare_vectors, scope_token, scoped,
 )
 from .embedded_ann import drop_indexes
 from .embedded_graph import GraphMixin
@@ -382,6 +382,7 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin):
         offset: int = 0,
         newest_first: bool = True,
         mentions: str | None = None,
+        scope: Mapping[str, str] | None = None,
     ) -> list[Node]:
         where = ["namespace = ?", "kind = ?"]
         params: list[Any] = [namespace, kind]
@@ -400,6 +401,9 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin):
             if value is not None:
                 where.append(f"{column} = ?")
                 params.append(value)
+        for field, value in scoped(scope):  # a field name from SCOPE_FIELDS, never the caller's text
+            where.append(f"json_extract(data, '$.{field}') = ?")
+            params.append(value)
         if since is not None:
             where.append("created_at >= ?")
             params.append(since.timestamp())

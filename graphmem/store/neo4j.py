@@ -31,10 +31,11 @@ import numpy as np
 
 from ..errors import ConfigurationError, StoreError, ValidationError, WriteRace
 from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
+from ..models.records import SCOPE_FIELDS
 from ..telemetry import traced_methods
 from .base import (
     VECTOR_KINDS, AccessBuffer, Accesses, Direction, StoreCapabilities, check_batch, entity_norms, hydrate,
-    name_taken, prepare_vectors,
+    name_taken, prepare_vectors, scoped,
 )
 from .cypher import LABELS, VECTOR_PROPS, query, schema_files
 from .neo4j_reembed import ReembedMixin
@@ -435,12 +436,14 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
         offset: int = 0,
         newest_first: bool = True,
         mentions: str | None = None,
+        scope: Mapping[str, str] | None = None,
     ) -> list[Node]:
         if ids is not None and not ids:
             return []
         label = LABELS[kind]
         status_values = [Status(s).value for s in statuses] if statuses else None
-        simple = category is None and since is None and until is None and ids is None and mentions is None
+        simple = category is None and since is None and until is None and ids is None and mentions is None \
+            and not scope
         if seq_range is not None and kind == "message" and session_id is not None and simple:
             rows = self._rows(
                 "session_messages_by_seq", namespace=namespace, session_id=session_id, start=seq_range[0],
@@ -459,7 +462,7 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
                 "nodes_query", _ids={"label": label}, namespace=namespace, statuses=status_values,
                 session_id=session_id, category=category, since=since, until=until,
                 ids=list(ids) if ids is not None else None, mentions=mentions, newest_first=newest_first,
-                offset=offset, limit=limit,
+                offset=offset, limit=limit, **{f: None for f in SCOPE_FIELDS} | dict(scoped(scope)),
             )
         nodes = self._hydrate(rows, namespace)
         # a record read in its retired form (see _hydrate) no longer matches a status filter

@@ -44,7 +44,9 @@ export type TraceIn = Body<"/v1/traces", "post">;
 export type StepIn = Body<"/v1/traces/{trace_id}/steps", "post">;
 export type ToolCallIn = Body<"/v1/traces/steps/{step_id}/tool-calls", "post">;
 export type ToolCallDone = Body<"/v1/traces/tool-calls/{call_id}", "patch">;
-export type MemoryFilters = {
+/** Whose records: an end user, an agent, a run (unset: any). */
+export type Scope = { user_id?: string; agent_id?: string; run_id?: string };
+export type MemoryFilters = Scope & {
   status?: "active" | "superseded" | "archived"; entity?: string; category?: string; session_id?: string;
   since?: string; until?: string;
 };
@@ -180,8 +182,9 @@ export class GraphMem {
   addMessages(sessionId: string, messages: (MessageIn | string)[], options: { wait?: boolean } = {}): Promise<Message[]> {
     return this.#json("POST", `/v1/sessions/${this.#id(sessionId)}/messages`, {}, { messages, ...options });
   }
-  messages(sessionId: string, options: { pageSize?: number } = {}): AsyncGenerator<Message> {
-    return this.#pages(`/v1/sessions/${this.#id(sessionId)}/messages`, { limit: options.pageSize });
+  messages(sessionId: string, options: Scope & { pageSize?: number } = {}): AsyncGenerator<Message> {
+    const { pageSize, ...scope } = options;
+    return this.#pages(`/v1/sessions/${this.#id(sessionId)}/messages`, { ...scope, limit: pageSize });
   }
 
   // memories ------------------------------------------------------------------------------------
@@ -200,6 +203,8 @@ export class GraphMem {
   forgetMemory(id: string, options: { derived?: boolean } = {}): Promise<{ deleted: number }> {
     return this.#json("DELETE", `/v1/memories/${this.#id(id)}`, options);
   }
+  /** Forget everything of one end user, agent or run (sessions, turns, memories, episodes, runs). */
+  forgetScope(scope: Scope): Promise<{ deleted: number }> { return this.#json("DELETE", "/v1/scopes", scope); }
   history(id: string): Promise<History> { return this.#json("GET", `/v1/memories/${this.#id(id)}/history`); }
   explain(id: string): Promise<Explanation> { return this.#json("GET", `/v1/records/${this.#id(id)}/explain`); }
 
@@ -278,7 +283,7 @@ export class GraphMem {
   flushExtraction(): Promise<{ windows: Record<string, unknown>[] }> { return this.#json("POST", "/v1/extraction/flush"); }
   stats(): Promise<Record<string, unknown>> { return this.#json("GET", "/v1/stats"); }
   /** The namespace as JSONL lines (a header, nodes, edges), streamed as they arrive. */
-  async *export(options: { vectors?: boolean } = {}): AsyncGenerator<string> {
+  async *export(options: Scope & { vectors?: boolean } = {}): AsyncGenerator<string> {
     const response = await this.#send("GET", "/v1/export", options);
     const decoder = new TextDecoder();
     let rest = "";

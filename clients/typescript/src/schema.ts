@@ -232,6 +232,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/scopes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Forget Scope
+         * @description Forget everything of one end user, agent or run (sessions, turns, memories, episodes, runs)
+         *     for good; at least one of the three. 0 when there is nothing.
+         */
+        delete: operations["forget_scope_v1_scopes_delete"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/entities": {
         parameters: {
             query?: never;
@@ -429,7 +450,7 @@ export interface paths {
         /**
          * Export
          * @description The namespace as JSONL (a header line, nodes, edges), streamed; ``graphmem import`` or
-         *     ``POST /v1/import`` reads it back.
+         *     ``POST /v1/import`` reads it back. With a user, agent or run: only their records.
          */
         get: operations["export_v1_export_get"];
         put?: never;
@@ -770,6 +791,12 @@ export interface components {
         };
         /** ContextRequest */
         ContextRequest: {
+            /** User Id */
+            user_id?: string | null;
+            /** Agent Id */
+            agent_id?: string | null;
+            /** Run Id */
+            run_id?: string | null;
             /** Query */
             query: string;
             /**
@@ -965,6 +992,21 @@ export interface components {
          */
         Episode: {
             /**
+             * User Id
+             * @description the end user it belongs to (unset: shared)
+             */
+            user_id: string | null;
+            /**
+             * Agent Id
+             * @description the agent it belongs to (unset: shared)
+             */
+            agent_id: string | null;
+            /**
+             * Run Id
+             * @description the run or job it belongs to (unset: shared)
+             */
+            run_id: string | null;
+            /**
              * Id
              * @default
              */
@@ -1149,6 +1191,12 @@ export interface components {
             };
             /** Id */
             id?: string | null;
+            /** User Id */
+            user_id?: string | null;
+            /** Agent Id */
+            agent_id?: string | null;
+            /** Run Id */
+            run_id?: string | null;
         };
         /**
          * MemoryRecord
@@ -1157,6 +1205,21 @@ export interface components {
          *     Named ``MemoryRecord`` so that ``graphmem.Memory`` can be the facade users open.
          */
         MemoryRecord: {
+            /**
+             * User Id
+             * @description the end user it belongs to (unset: shared)
+             */
+            user_id: string | null;
+            /**
+             * Agent Id
+             * @description the agent it belongs to (unset: shared)
+             */
+            agent_id: string | null;
+            /**
+             * Run Id
+             * @description the run or job it belongs to (unset: shared)
+             */
+            run_id: string | null;
             /**
              * Id
              * @default
@@ -1254,6 +1317,21 @@ export interface components {
          * @description A raw conversation turn: the audit trail, and searchable at once (the fast path).
          */
         Message: {
+            /**
+             * User Id
+             * @description the end user it belongs to (unset: shared)
+             */
+            user_id: string | null;
+            /**
+             * Agent Id
+             * @description the agent it belongs to (unset: shared)
+             */
+            agent_id: string | null;
+            /**
+             * Run Id
+             * @description the run or job it belongs to (unset: shared)
+             */
+            run_id: string | null;
             /**
              * Id
              * @default
@@ -1374,6 +1452,18 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             };
+            /**
+             * User Id
+             * @description whose turn (default: the session's user)
+             */
+            user_id?: string | null;
+            /**
+             * Agent Id
+             * @description which agent's (default: the session's agent)
+             */
+            agent_id?: string | null;
+            /** Run Id */
+            run_id?: string | null;
         };
         /** Neighbourhood */
         Neighbourhood: {
@@ -1614,6 +1704,12 @@ export interface components {
         };
         /** RecallRequest */
         RecallRequest: {
+            /** User Id */
+            user_id?: string | null;
+            /** Agent Id */
+            agent_id?: string | null;
+            /** Run Id */
+            run_id?: string | null;
             /** Query */
             query: string;
             /**
@@ -2133,6 +2229,21 @@ export interface components {
          */
         Trace: {
             /**
+             * User Id
+             * @description the end user it belongs to (unset: shared)
+             */
+            user_id: string | null;
+            /**
+             * Agent Id
+             * @description the agent it belongs to (unset: shared)
+             */
+            agent_id: string | null;
+            /**
+             * Run Id
+             * @description the run or job it belongs to (unset: shared)
+             */
+            run_id: string | null;
+            /**
              * Id
              * @default
              */
@@ -2207,6 +2318,12 @@ export interface components {
         };
         /** TraceIn */
         TraceIn: {
+            /** User Id */
+            user_id?: string | null;
+            /** Agent Id */
+            agent_id?: string | null;
+            /** Run Id */
+            run_id?: string | null;
             /** Task */
             task: string;
             /** Session Id */
@@ -3028,6 +3145,12 @@ export interface operations {
                 limit?: number;
                 /** @description the next_cursor of the previous page */
                 cursor?: string | null;
+                /** @description only this end user's records */
+                user_id?: string | null;
+                /** @description only this agent's records */
+                agent_id?: string | null;
+                /** @description only this run's records */
+                run_id?: string | null;
                 /** @description the namespace to act in: only on an open loopback server; with a key it must be the key's own or left out */
                 namespace?: string | null;
             };
@@ -3272,6 +3395,12 @@ export interface operations {
                 limit?: number;
                 /** @description the next_cursor of the previous page */
                 cursor?: string | null;
+                /** @description only this end user's records */
+                user_id?: string | null;
+                /** @description only this agent's records */
+                agent_id?: string | null;
+                /** @description only this run's records */
+                run_id?: string | null;
                 /** @description the namespace to act in: only on an open loopback server; with a key it must be the key's own or left out */
                 namespace?: string | null;
             };
@@ -4219,6 +4348,127 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Context"];
+                };
+            };
+            /** @description malformed JSON, a cursor of another listing */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a key is required, or the key is unknown or revoked */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the key is for another namespace, or read-only; or a web page of another origin sent it */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description no such record in this namespace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description method not allowed */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description a conflict: the id is taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the body is over the size limit */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the Host header names a host this server does not answer to (DNS rebinding) */
+            421: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description invalid input: the field and why */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+            /** @description the store, the embedder or the model is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["ProblemDetails"];
+                };
+            };
+        };
+    };
+    forget_scope_v1_scopes_delete: {
+        parameters: {
+            query?: {
+                /** @description only this end user's records */
+                user_id?: string | null;
+                /** @description only this agent's records */
+                agent_id?: string | null;
+                /** @description only this run's records */
+                run_id?: string | null;
+                /** @description the namespace to act in: only on an open loopback server; with a key it must be the key's own or left out */
+                namespace?: string | null;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Successful Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: number;
+                    };
                 };
             };
             /** @description malformed JSON, a cursor of another listing */
@@ -5709,6 +5959,12 @@ export interface operations {
         parameters: {
             query?: {
                 vectors?: boolean;
+                /** @description only this end user's records */
+                user_id?: string | null;
+                /** @description only this agent's records */
+                agent_id?: string | null;
+                /** @description only this run's records */
+                run_id?: string | null;
                 /** @description the namespace to act in: only on an open loopback server; with a key it must be the key's own or left out */
                 namespace?: string | null;
             };

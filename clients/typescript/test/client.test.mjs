@@ -128,6 +128,18 @@ test("errors are typed and carry the problem fields", async () => {
   await assert.rejects(open.getSession("s1"), NotFoundError);
 });
 
+test("users inside a namespace: scoped writes, reads, export and forget", async () => {
+  const users = new GraphMem({ namespace: `${ns}-users` });
+  await users.addMessages("ana-chat", [{ content: "I am vegetarian and live in Porto", user_id: "ana" }]);
+  await users.remember({ text: "Bo eats fish every day", user_id: "bo" });
+  assert.deepEqual((await collect(users.memories({ user_id: "bo" }))).map((m) => m.text), ["Bo eats fish every day"]);
+  const hits = await users.recall("where does the user live?", { user_id: "ana" });
+  assert.ok(hits.length > 0 && hits.every((h) => [undefined, null, "ana"].includes(h.item.user_id)));
+  assert.ok(!(await collect(users.export({ user_id: "bo" }))).join("\n").includes("Porto"));
+  assert.equal((await users.forgetScope({ user_id: "ana" })).deleted, 2); // her session and turn
+  assert.deepEqual(await collect(users.messages("ana-chat")), []);
+});
+
 test("API keys bind the client to its namespace", async () => {
   const cli = (...args) => execFileSync(process.env.GRAPHMEM_BIN, args, { env: process.env, encoding: "utf8" });
   const aKey = cli("keys", "create", "--namespace", `${ns}-a`).trim().split("\n").pop();
