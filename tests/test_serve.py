@@ -318,7 +318,7 @@ def test_keys_bind_each_request_to_its_tenant(live):
         spec = a.get("/openapi.json").json()
         ids = {"session_id": "bs", "memory_id": b_mem["id"], "record_id": b_mem["id"], "entity": "vault",
                "episode_id": b_mem["id"], "procedure_id": b_proc["id"], "trace_id": b_run["id"],
-               "step_id": b_step["id"], "call_id": b_call["id"]}
+               "step_id": b_step["id"], "call_id": b_call["id"], "key_id": b_key.split("_")[1]}
         bodies = {"/v1/recall": {"query": "vault code"}, "/v1/context": {"query": "vault code"},
                   "/v1/sessions": {"id": "bs"}, "/v1/sessions/{session_id}/messages": {"messages": ["hi"]},
                   "/v1/memories": {"text": "probe"}, "/v1/episodes": {"summary": "probe", "memory_ids": [b_mem["id"]]},
@@ -366,6 +366,41 @@ def test_keys_bind_each_request_to_its_tenant(live):
     with live.client(a_key) as a:
         problem(a.get("/v1/memories"), 401)
     assert cli(live.env, "keys", "revoke", key_id, check=False).returncode == 1
+
+
+def test_an_admin_key_manages_keys_and_reaches_no_tenant(live):
+    ns = live.ns + "-admin"
+    admin_key = cli(live.env, "keys", "create", "--admin", "--label", "ops").stdout.split()[-1]
+    tenant_key = cli(live.env, "keys", "create", "--namespace", ns).stdout.split()[-1]
+    with live.client(admin_key) as adm, live.client(tenant_key) as ten:
+        ten.post("/v1/memories", json={"text": "Zoe's door code is 5566"})
+        made = adm.post("/v1/keys", json={"namespace": ns, "read_only": True, "label": "dashboard"})
+        assert made.status_code == 201 and made.json()["key"]["namespace"] == ns
+        token = made.json()["token"]
+        listed = adm.get("/v1/keys").json()
+        assert {k["label"] for k in listed} >= {"ops", "dashboard"} and token not in json.dumps(listed)
+        with live.client(token) as ro:  # the key made over REST works, read-only, in its namespace
+            assert ro.get("/v1/namespace").json() == {"namespace": ns, "read_only": True,
+                                                       "key_id": made.json()["key"]["id"]}
+            problem(ro.post("/v1/memories", json={"text": "x"}), 403)
+        # the admin key reaches no tenant's data: every data route refuses it
+        spec = adm.get("/openapi.json").json()
+        for path, methods in spec["paths"].items():
+            if path.startswith("/v1/") and not path.startswith("/v1/keys"):
+                for method in methods:
+                    url = re.sub(r"\{\w+\}", "x", path)
+                    r = adm.request(method, url, json={} if method in ("post", "patch") else None)
+                    assert r.status_code in (403, 404, 405, 422), (method, path, r.status_code)
+                    assert "5566" not in r.text
+        # a tenant's key manages no keys
+        problem(ten.get("/v1/keys"), 403)
+        problem(ten.post("/v1/keys", json={"namespace": ns}), 403)
+        with live.client() as anon:
+            problem(anon.get("/v1/keys"), 401)
+        problem(adm.delete(f"/v1/keys/{admin_key.split('_')[1]}"), 409)  # not itself
+        assert adm.delete(f"/v1/keys/{made.json()['key']['id']}").json()["revoked_at"]
+        with live.client(token) as ro:
+            problem(ro.get("/v1/namespace"), 401)  # revoked over REST
 
 
 def test_serve_refuses_a_public_address_without_keys(tmp_path):

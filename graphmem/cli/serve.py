@@ -164,11 +164,13 @@ def create(
                                             "(default: the global --namespace)"),
     read_only: bool = typer.Option(False, "--read-only", help="reads only: recall, context, lists, export"),
     label: str = typer.Option("", "--label", help="what the key is for"),
+    admin: bool = typer.Option(False, "--admin", help="a key that manages tenants' keys over REST (/v1/keys) and "
+                               "reaches no namespace"),
 ) -> None:
     """Create a key; its token is printed once and never stored (only its hash is)."""
-    key, token = key_store().create(namespace or state.namespace, read_only=read_only, label=label)
-    out.print(f"created key {key.id} for namespace {key.namespace!r}{' (read-only)' if read_only else ''}",
-              highlight=False)
+    key, token = key_store().create(namespace or state.namespace, read_only=read_only, label=label, admin=admin)
+    what = "an admin key (it manages keys over REST)" if admin else f"for namespace {key.namespace!r}"
+    out.print(f"created key {key.id} {what}{' (read-only)' if read_only else ''}", highlight=False)
     print(token)
 
 
@@ -188,7 +190,8 @@ def list_(
         return
     table = id_table("id", "namespace", "access", "created", "revoked", "label", ids=[k.id for k in found])
     for k in found:
-        table.add_row(k.id, k.namespace, "read-only" if k.read_only else "read-write", f"{k.created_at:%Y-%m-%d %H:%M}",
+        access = "admin (keys)" if k.admin else "read-only" if k.read_only else "read-write"
+        table.add_row(k.id, k.namespace, access, f"{k.created_at:%Y-%m-%d %H:%M}",
                       f"{k.revoked_at:%Y-%m-%d %H:%M}" if k.revoked_at else "", k.label)
     out.print(table)
 

@@ -25,7 +25,7 @@ from ..errors import (ConfigurationError, ConflictError, EmbeddingError, Extract
                       StoreError, ValidationError)
 from ..models.fields import NAMESPACE_PATTERN
 from .hosts import BrowserGuard, HostPolicy, cors_options
-from .keys import KeyStore
+from .keys import ApiKey, KeyStore
 
 log = logging.getLogger("graphmem.serve")
 T = TypeVar("T")
@@ -217,9 +217,28 @@ def tenant(request: Request, namespace: str | None = Query(
     if key is None:
         raise Problem(401, "Unauthorized", "a valid API key is required (Authorization: Bearer <key>)"
                       if token is None else "unknown or revoked API key", {"WWW-Authenticate": "Bearer"})
+    if key.admin:
+        raise Problem(403, "Forbidden", "an admin key manages keys (/v1/keys) and reaches no namespace")
     if namespace is not None and namespace != key.namespace:
         raise Problem(403, "Forbidden", f"this key is for namespace {key.namespace!r}, not {namespace!r}")
     return Tenant(namespace=key.namespace, read_only=key.read_only, key_id=key.id)
+
+
+def admin(request: Request, bearer: HTTPAuthorizationCredentials | None = Security(_BEARER),
+          header: str | None = Security(_HEADER)) -> ApiKey:
+    """An admin key (``graphmem keys create --admin``): 401 without a valid key, 403 with a
+    tenant's key, and 403 on a server without keys (make the first admin key with the CLI)."""
+    keys: KeyStore = request.app.state.keys
+    token = (bearer.credentials.strip() if bearer else None) or header or None
+    if not keys.any():
+        raise Problem(403, "Forbidden", "this server has no keys: create an admin key with "
+                      "`graphmem keys create --admin` to manage keys over REST")
+    key = keys.verify(token) if token else None
+    if key is None:
+        raise Problem(401, "Unauthorized", "a valid admin key is required", {"WWW-Authenticate": "Bearer"})
+    if not key.admin:
+        raise Problem(403, "Forbidden", "this key is a tenant's; managing keys needs an admin key")
+    return key
 
 
 def writer(who: Tenant = Depends(tenant)) -> Tenant:
@@ -270,6 +289,7 @@ def create_app(memory_factory: Callable[[], Any], keys: KeyStore, *, max_body: i
 
     from importlib.metadata import version
 
+    from .admin import router as admin_router
     from .procedural import router as procedural_router
     from .routes import router
 
@@ -280,6 +300,7 @@ def create_app(memory_factory: Callable[[], Any], keys: KeyStore, *, max_body: i
     _install_errors(app)
     app.include_router(router)
     app.include_router(procedural_router)
+    app.include_router(admin_router)
     schema_of = app.openapi
 
     def openapi() -> dict[str, Any]:  # the problem schema once, referenced by every route's errors

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from ..errors import NotFoundError, StoreError, ValidationError
 from ..models import utcnow
@@ -28,8 +28,9 @@ class ApiKey(BaseModel):
     """A key as listed: never its secret."""
 
     id: str
-    namespace: str
+    namespace: str = Field(description="the namespace it reaches (empty for an admin key)")
     read_only: bool
+    admin: bool = Field(default=False, description="manages keys over REST (/v1/keys) and reaches no namespace")
     label: str
     created_at: datetime
     revoked_at: datetime | None = None
@@ -45,25 +46,32 @@ class KeyStore:
             with self._connect() as db:
                 db.execute("CREATE TABLE IF NOT EXISTS api_keys (id TEXT PRIMARY KEY, namespace TEXT NOT NULL, "
                            "read_only INTEGER NOT NULL, label TEXT NOT NULL, hash TEXT NOT NULL, "
-                           "created_at TEXT NOT NULL, revoked_at TEXT)")
+                           "created_at TEXT NOT NULL, revoked_at TEXT, admin INTEGER NOT NULL DEFAULT 0)")
+                if "admin" not in {r[1] for r in db.execute("PRAGMA table_info(api_keys)")}:  # a file from before
+                    db.execute("ALTER TABLE api_keys ADD COLUMN admin INTEGER NOT NULL DEFAULT 0")
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the API key file {self.path}: {exc}") from exc
 
     def _connect(self) -> sqlite3.Connection:
         return sqlite3.connect(self.path, timeout=30)
 
-    def create(self, namespace: str, *, read_only: bool = False, label: str = "") -> tuple[ApiKey, str]:
-        """A new key for ``namespace`` and its token (shown once; only its hash is kept)."""
-        if not re.fullmatch(NAMESPACE_PATTERN, namespace):
+    def create(self, namespace: str, *, read_only: bool = False, label: str = "", admin: bool = False
+               ) -> tuple[ApiKey, str]:
+        """A new key for ``namespace`` (an ``admin`` key: for none; it manages keys) and its token
+        (shown once; only its hash is kept)."""
+        if admin:
+            namespace, read_only = "", False
+        elif not re.fullmatch(NAMESPACE_PATTERN, namespace):
             raise ValidationError(f"invalid namespace {namespace!r}")
         if len(label) > 200:
             raise ValidationError("a key's label is at most 200 characters")
-        key = ApiKey(id=secrets.token_hex(6), namespace=namespace, read_only=read_only, label=label,
+        key = ApiKey(id=secrets.token_hex(6), namespace=namespace, read_only=read_only, admin=admin, label=label,
                      created_at=utcnow())
         token = f"{PREFIX}_{key.id}_{secrets.token_urlsafe(32)}"
         with self._connect() as db:
-            db.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, NULL)",
-                       (key.id, namespace, int(read_only), label, _hash(token), key.created_at.isoformat()))
+            db.execute("INSERT INTO api_keys (id, namespace, read_only, label, hash, created_at, revoked_at, admin) "
+                       "VALUES (?, ?, ?, ?, ?, ?, NULL, ?)", (key.id, namespace, int(read_only), label, _hash(token),
+                                                              key.created_at.isoformat(), int(admin)))
         return key, token
 
     def adopt_first(self, namespace: str, token: str, *, label: str) -> ApiKey | None:
@@ -79,13 +87,13 @@ class KeyStore:
             db.execute("BEGIN IMMEDIATE")  # two processes starting at once: one first key
             if db.execute("SELECT 1 FROM api_keys LIMIT 1").fetchone() is not None:
                 return None
-            db.execute("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, ?, NULL)",
+            db.execute("INSERT INTO api_keys (id, namespace, read_only, label, hash, created_at) VALUES (?, ?, ?, ?, ?, ?)",
                        (key.id, namespace, 0, label, _hash(token), key.created_at.isoformat()))
         return key
 
     def list(self, *, revoked: bool = False) -> list[ApiKey]:
         with self._connect() as db:
-            rows = db.execute("SELECT id, namespace, read_only, label, created_at, revoked_at FROM api_keys "
+            rows = db.execute("SELECT id, namespace, read_only, label, created_at, revoked_at, admin FROM api_keys "
                               + ("" if revoked else "WHERE revoked_at IS NULL ") + "ORDER BY created_at").fetchall()
         return [_key(r) for r in rows]
 
@@ -113,14 +121,14 @@ class KeyStore:
         made = len(parts) == 3 and parts[0] == PREFIX
         try:
             with self._connect() as db:
-                row = db.execute("SELECT id, namespace, read_only, label, created_at, revoked_at, hash FROM api_keys "
+                row = db.execute("SELECT id, namespace, read_only, label, created_at, revoked_at, admin, hash FROM api_keys "
                                  + ("WHERE id = ?" if made else "WHERE hash = ?"),
                                  (parts[1] if made else _hash(token),)).fetchone()
         except sqlite3.OperationalError:  # the file was replaced under a running server: no key is valid
             return None
-        if row is None or row[5] is not None or not hmac.compare_digest(row[6], _hash(token)):
+        if row is None or row[5] is not None or not hmac.compare_digest(row[7], _hash(token)):
             return None
-        return _key(row[:6])
+        return _key(row[:7])
 
 
 def token_of(headers: Mapping[str, str]) -> str | None:
@@ -136,5 +144,5 @@ def _hash(token: str) -> str:
 
 
 def _key(row: tuple) -> ApiKey:
-    return ApiKey(id=row[0], namespace=row[1], read_only=bool(row[2]), label=row[3],
+    return ApiKey(id=row[0], namespace=row[1], read_only=bool(row[2]), admin=bool(row[6]), label=row[3],
                   created_at=datetime.fromisoformat(row[4]), revoked_at=datetime.fromisoformat(row[5]) if row[5] else None)

@@ -47,7 +47,7 @@ class KeyVerifier:
 
     async def verify_token(self, token: str) -> AccessToken | None:
         key = await anyio.to_thread.run_sync(self.keys.verify, token)
-        if key is None:
+        if key is None or key.admin:  # an admin key manages keys and reaches no namespace
             return None
         return AccessToken(token=token, client_id=key.id, scopes=["read"] if key.read_only else ["read", "write"],
                            claims={"namespace": key.namespace})
@@ -80,8 +80,8 @@ class Namespaces:
             return None
         token = token_of(headers)
         key = self.keys.verify(token) if token else None
-        if key is None:
-            raise ValidationError("a valid graphmem API key is required (Authorization: Bearer <key>)")
+        if key is None or key.admin:
+            raise ValidationError("a valid graphmem API key of a namespace is required (Authorization: Bearer <key>)")
         return key
 
 

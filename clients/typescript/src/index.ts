@@ -27,6 +27,9 @@ export type Neighbourhood = Schemas["Neighbourhood"];
 export type Explanation = Schemas["Explanation"];
 export type Tenant = Schemas["Tenant"];
 export type Problem = Schemas["ProblemDetails"];
+export type ApiKey = Schemas["ApiKey"];
+export type KeyIn = Schemas["KeyIn"];
+export type KeyMade = Schemas["KeyMade"];
 export type { components, paths };
 
 type Body<P extends keyof paths, M extends "post" | "patch"> = paths[P][M] extends {
@@ -168,6 +171,11 @@ export class GraphMem {
   health(): Promise<{ status: string }> { return this.#json("GET", "/health"); }
   ready(): Promise<{ status: string; namespaces: number }> { return this.#json("GET", "/ready"); }
   whoami(): Promise<Tenant> { return this.#json("GET", "/v1/namespace"); }
+
+  // key management (an admin key: `graphmem keys create --admin`) ---------------------------------
+  listKeys(options: { revoked?: boolean } = {}): Promise<ApiKey[]> { return this.#json("GET", "/v1/keys", options); }
+  createKey(key: KeyIn): Promise<KeyMade> { return this.#json("POST", "/v1/keys", {}, key); }
+  revokeKey(keyId: string): Promise<ApiKey> { return this.#json("DELETE", `/v1/keys/${this.#id(keyId)}`); }
 
   // sessions and turns ------------------------------------------------------------------------
   createSession(session: SessionCreate = {}): Promise<Session> { return this.#json("POST", "/v1/sessions", {}, session); }

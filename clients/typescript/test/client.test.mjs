@@ -154,4 +154,12 @@ test("API keys bind the client to its namespace", async () => {
   const ro = new GraphMem({ apiKey: roKey });
   assert.equal((await ro.recall("chess"))[0].item.id, mine.id);
   await assert.rejects(ro.remember("read-only writes"), ForbiddenError);
+  const admin = new GraphMem({ apiKey: cli("keys", "create", "--admin").trim().split("\n").pop() });
+  const made = await admin.createKey({ namespace: `${ns}-b`, label: "made over REST" });
+  assert.equal((await new GraphMem({ apiKey: made.token }).whoami()).namespace, `${ns}-b`);
+  assert.ok((await admin.listKeys()).some((k) => k.id === made.key.id));
+  await assert.rejects(admin.stats(), ForbiddenError); // an admin key reaches no namespace
+  await assert.rejects(a.listKeys(), ForbiddenError); // a tenant's key manages no keys
+  assert.ok((await admin.revokeKey(made.key.id)).revoked_at);
+  await assert.rejects(new GraphMem({ apiKey: made.token }).whoami(), UnauthorizedError);
 });
