@@ -9,9 +9,9 @@ from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..models import Procedure, ProcedureStep, SimilarTrace, ToolInvocation, ToolStats, Trace, TraceStep, TraceView
-from ..models.records import ToolStatus
+from ..models.records import Scope, ToolStatus
 from .app import PROBLEM_RESPONSES, Page, Tenant, tenant, writer
-from .routes import Cursor, Limit, ScopeFields, listing, memory
+from .routes import Cursor, Limit, listing, memory
 
 router = APIRouter(responses=PROBLEM_RESPONSES)
 
@@ -44,7 +44,7 @@ def record_outcome(procedure_id: str, body: OutcomeIn, request: Request, who: Te
                                           namespace=who.namespace)
 
 
-class TraceIn(ScopeFields):
+class TraceIn(Scope):
     model_config = ConfigDict(extra="forbid")
     task: str = Field(min_length=1, max_length=2000)
     session_id: str | None = None

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import NotFoundError
 from ..models import (Context, Entity, Episode, Explanation, History, Layer, MemoryIn, MemoryPatch, MemoryRecord, Message,
                       MessageIn, Neighbourhood, Procedure, ScoredItem, Session)
+from ..models.records import Scope
 from .app import PROBLEM_RESPONSES, Page, Problem, Tenant, paged, tenant, writer
 
 router = APIRouter(responses=PROBLEM_RESPONSES)
@@ -24,15 +25,6 @@ Limit = Query(100, ge=1, le=1000, description="items per page")
 UserId = Query(None, min_length=1, max_length=200, description="only this end user's records")
 AgentId = Query(None, min_length=1, max_length=200, description="only this agent's records")
 RunId = Query(None, min_length=1, max_length=200, description="only this run's records")
-
-
-class ScopeFields(BaseModel):
-    """Whose records a read may return: never another user's, agent's or run's (theirs and the
-    namespace's shared ones come back)."""
-
-    user_id: str | None = Field(default=None, min_length=1, max_length=200)
-    agent_id: str | None = Field(default=None, min_length=1, max_length=200)
-    run_id: str | None = Field(default=None, min_length=1, max_length=200)
 Cursor = Query(None, description="the next_cursor of the previous page")
 
 
@@ -185,7 +177,7 @@ def explain(record_id: str, request: Request, who: Tenant = Depends(tenant)) -> 
 
 
 # recall and context ------------------------------------------------------------------------
-class RecallRequest(ScopeFields):
+class RecallRequest(Scope):  # user_id, agent_id, run_id: never another's records
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=20_000)
     k: int = Field(default=10, ge=1, le=200)
@@ -207,7 +199,7 @@ def recall(body: RecallRequest, request: Request, who: Tenant = Depends(tenant))
     return memory(request).recall(body.query, k=body.k, namespace=who.namespace, **args)
 
 
-class ContextRequest(ScopeFields):
+class ContextRequest(Scope):
     model_config = ConfigDict(extra="forbid")
     query: str = Field(min_length=1, max_length=20_000)
     budget: int | None = Field(default=None, ge=50, le=200_000, description="tokens (default: the server's setting)")

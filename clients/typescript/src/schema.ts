@@ -865,11 +865,20 @@ export interface components {
         };
         /** ContextRequest */
         ContextRequest: {
-            /** User Id */
+            /**
+             * User Id
+             * @description the end user it belongs to (unset: shared)
+             */
             user_id?: string | null;
-            /** Agent Id */
+            /**
+             * Agent Id
+             * @description the agent it belongs to (unset: shared)
+             */
             agent_id?: string | null;
-            /** Run Id */
+            /**
+             * Run Id
+             * @description the run or job it belongs to (unset: shared)
+             */
             run_id?: string | null;
             /** Query */
             query: string;
@@ -1807,11 +1816,20 @@ export interface components {
         };
         /** RecallRequest */
         RecallRequest: {
-            /** User Id */
+            /**
+             * User Id
+             * @description the end user it belongs to (unset: shared)
+             */
             user_id?: string | null;
-            /** Agent Id */
+            /**
+             * Agent Id
+             * @description the agent it belongs to (unset: shared)
+             */
             agent_id?: string | null;
-            /** Run Id */
+            /**
+             * Run Id
+             * @description the run or job it belongs to (unset: shared)
+             */
             run_id?: string | null;
             /** Query */
             query: string;
@@ -2421,11 +2439,20 @@ export interface components {
         };
         /** TraceIn */
         TraceIn: {
-            /** User Id */
+            /**
+             * User Id
+             * @description the end user it belongs to (unset: shared)
+             */
             user_id?: string | null;
-            /** Agent Id */
+            /**
+             * Agent Id
+             * @description the agent it belongs to (unset: shared)
+             */
             agent_id?: string | null;
-            /** Run Id */
+            /**
+             * Run Id
+             * @description the run or job it belongs to (unset: shared)
+             */
             run_id?: string | null;
             /** Task */
             task: string;
