@@ -34,6 +34,7 @@ from ..settings import RecallFilter, RecallOptions, Settings
 from ..store import Store, no_vectors, open_store
 from ..text import ApproxTokenCounter, EntityTagger, TokenCounter
 from .enrich import Enricher
+from ..lifecycle.builders import scope_of
 from .guard import guarded, retried, whole
 from .extraction import ExtractionWorker
 from .entities import EntitiesMixin
@@ -208,10 +209,10 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin, LifecycleMixin):
                 if stored is not None and not isinstance(stored, Session):
                     raise ValidationError(f"id {session_id!r} is taken by a {stored.kind} in this namespace")
                 expect = {session_id: stored.updated_at if stored else None}  # no other writer appended meanwhile
-                owner = {f: v.pop() for f in ("user_id", "agent_id")  # a new session: its turns' user and agent
-                         if len(v := {getattr(m, f) for m in inputs}) == 1 and None not in v}
+                owner = scope_of(None, inputs)  # a new session: the user and agent its turns agree on
                 session = stored or check(Session, {"id": session_id, "namespace": namespace, "created_at": now,
-                                                    **owner}, "session_id")
+                                                    "user_id": owner["user_id"], "agent_id": owner["agent_id"]},
+                                          "session_id")
                 seen = {n.id for n in self.store.get(namespace, [m.id for m in inputs if m.id])}
                 todo = [i for i, m in enumerate(inputs) if m.id not in seen]  # a known id again is a no-op
                 if not todo:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..errors import NotFoundError
 from ..models.records import SCOPE_FIELDS, Scope
 from ..store import Store
+from ..store.base import pages
 from .parts import check
 
 # the kinds that belong to a user, an agent or a run (a session by its user and agent);
@@ -21,16 +22,7 @@ def scope_filter(user_id: str | None = None, agent_id: str | None = None, run_id
 
 def scoped_ids(store: Store, namespace: str, scope: dict[str, str]) -> list[str]:
     """Every record of the scope, of every scoped kind."""
-    out: list[str] = []
-    for kind in SCOPED_KINDS:
-        offset = 0
-        while True:
-            page = store.query(namespace, kind, scope=scope, limit=10_000, offset=offset, newest_first=False)
-            out += [n.id for n in page]
-            if len(page) < 10_000:
-                break
-            offset += len(page)
-    return out
+    return [n.id for kind in SCOPED_KINDS for page in pages(store, namespace, kind, 10_000, scope) for n in page]
 
 
 def owned(store: Store, namespace: str, ids: list[str], scope: dict[str, str]) -> list[str]:

@@ -294,6 +294,8 @@ class Recaller:
                     cands[node_id].semantic = max(0.0, sim)
             return records
 
+        scope = [(f, getattr(ask.filter, f)) for f in SCOPE_FIELDS if getattr(ask.filter, f) is not None]
+
         def admitted(layer: str, rec: Any) -> bool:
             if rec is None or rec.kind != layer or rec.status not in statuses[layer]:
                 return False  # a graph hit of another kind, superseded, or deleted meanwhile
@@ -302,8 +304,6 @@ class Recaller:
             if any(getattr(rec, f, None) not in (None, want) for f, want in scope):
                 return False  # another user's, agent's or run's (a shared record, owned by none, stays)
             return as_of is None or held_at(rec, as_of)
-
-        scope = [(f, getattr(ask.filter, f)) for f in SCOPE_FIELDS if getattr(ask.filter, f) is not None]
 
         fetched = {layer: self._pool.submit(fetch, layer, cands) for layer, cands in per_layer.items() if cands}
         # BM25 scaled by the best keyword hit of the whole recall, not of each layer: every

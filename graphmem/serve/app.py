@@ -198,6 +198,11 @@ _BEARER = HTTPBearer(auto_error=False, scheme_name="bearer", description="an API
 _HEADER = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="apiKey", description="the same key")
 
 
+def _token(bearer: HTTPAuthorizationCredentials | None, header: str | None) -> str | None:
+    """The key a request carries: ``Authorization: Bearer <key>``, else ``X-API-Key``."""
+    return (bearer.credentials.strip() if bearer else None) or header or None
+
+
 def tenant(request: Request, namespace: str | None = Query(
         None, pattern=NAMESPACE_PATTERN, description="the namespace to act in: only on an open loopback server; with a key it must be the "
                           "key's own or left out"),
@@ -207,7 +212,7 @@ def tenant(request: Request, namespace: str | None = Query(
     Bearer <key>`` or ``X-API-Key``) and acts in its namespace; naming another is 403 whatever
     the id or body says. With no keys (loopback only), the ``namespace`` parameter chooses."""
     keys: KeyStore = request.app.state.keys
-    token = (bearer.credentials.strip() if bearer else None) or header or None
+    token = _token(bearer, header)
     if not keys.any():
         if token:
             raise Problem(401, "Unauthorized", "no API keys are configured on this server",
@@ -229,7 +234,7 @@ def admin(request: Request, bearer: HTTPAuthorizationCredentials | None = Securi
     """An admin key (``graphmem keys create --admin``): 401 without a valid key, 403 with a
     tenant's key, and 403 on a server without keys (make the first admin key with the CLI)."""
     keys: KeyStore = request.app.state.keys
-    token = (bearer.credentials.strip() if bearer else None) or header or None
+    token = _token(bearer, header)
     if not keys.any():
         raise Problem(403, "Forbidden", "this server has no keys: create an admin key with "
                       "`graphmem keys create --admin` to manage keys over REST")
