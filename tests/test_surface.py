@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_all_lists_exactly_the_public_names():
-    public = {n for n, v in vars(graphmem).items() if not n.startswith("_") and not inspect.ismodule(v)}
+    # dir() holds the names that load on first use too (graphmem.__getattr__)
+    public = {n for n in dir(graphmem) if not n.startswith("_") and not inspect.ismodule(getattr(graphmem, n))}
     assert set(graphmem.__all__) == public
     assert len(graphmem.__all__) == len(set(graphmem.__all__))
 

@@ -7,10 +7,11 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Optional, TypeVar
 
 import typer
 from typer.core import TyperOption
@@ -19,7 +20,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..errors import GraphMemError, ValidationError
-from ..models import Context, ScoredItem
+
+if TYPE_CHECKING:  # the models load with the first command that opens a store, not for --help
+    from ..models import Context, ScoredItem
 
 
 def _flag_type(self: TyperOption, ctx: Any) -> str | None:
@@ -106,7 +109,8 @@ def open_memory(path: Path | None = None, **overrides: Any):
     background or makes closing wait; ``add --extract`` and ``extract`` run windows in view."""
     from ..engine import Memory
 
-    return Memory(path or state.db, settings=settings(**{"extraction": "manual", **overrides}))
+    defaults = {"extraction": "manual", **({} if "GRAPHMEM_BLAS_THREADS" in os.environ else {"blas_threads": 1})}
+    return Memory(path or state.db, settings=settings(**{**defaults, **overrides}))
 
 
 def settings(**overrides: Any):
@@ -192,6 +196,14 @@ from . import commands, entities, lifecycle, model, procedural, serve, sessions,
 
 
 def main() -> None:
+    # One command is one short piece of work. OpenBLAS starts its worker threads when numpy
+    # loads, and they spin: ~0.06 s of a cold command's CPU on 2 cores, more on more; the
+    # thread count read at that load is the only way to skip them. GRAPHMEM_BLAS_THREADS
+    # when set, else 1 as graphmem serve uses (matvec splits a large scan over the cores
+    # itself). OMP_NUM_THREADS is left alone: llama.cpp's threads may read it.
+    threads = os.environ.get("GRAPHMEM_BLAS_THREADS") or "1"
+    for var in ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, threads)
     app(prog_name="graphmem")
 
 

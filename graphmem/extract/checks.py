@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -68,7 +69,13 @@ _EVENT_VERBS = frozenset({
     "went", "goes", "said", "told", "sent", "gave", "made", "saw", "took", "bought", "got", "met", "taught", "won",
     "found", "did", "does", "wrote", "shown", "drew",
 })
-_EVENT_STEMS = frozenset(stem(v) for v in _EVENT_VERBS)
+
+
+@functools.cache
+def _event_stems() -> frozenset[str]:  # on first use: the stemmer's import costs a cold command
+    return frozenset(stem(v) for v in _EVENT_VERBS)
+
+
 _EVENT_ZH = ("分享", "发了", "发送", "感谢", "谢谢", "鼓励", "告诉", "问", "参加", "看了", "买了", "庆祝", "完成", "教",
              "讨论", "提到", "推荐", "邀请", "称赞", "夸", "帮助", "赢", "拍", "画了", "写了", "做了")
 
@@ -80,7 +87,7 @@ def is_event(predicate: str | None) -> bool:
         return False
     if predicate.startswith(_EVENT_ZH):
         return True
-    return stem(predicate.split("_")[0]) in _EVENT_STEMS
+    return stem(predicate.split("_")[0]) in _event_stems()
 
 
 def holds_one_value(predicate: str | None) -> bool:

@@ -10,7 +10,15 @@ import re
 from datetime import datetime, timezone
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, Field, StringConstraints, TypeAdapter, ValidationInfo
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, TypeAdapter, ValidationInfo
+
+
+class Model(BaseModel):
+    """The base of graphmem's models: each builds its validator on first use (``defer_build``),
+    so a program or a cold command that never checks a kind does not pay for its schema."""
+
+    model_config = ConfigDict(defer_build=True)
+
 
 NAMESPACE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.:@\-]{0,127}$"
 MAX_TEXT_CHARS = 20_000  # a text, a summary, a soul, an entity description

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 
 from .entity_types import entity_type
-from .fields import Label, Metadata, RawText, RecordId, ShortStr, Text, UTCDateTime, Unit
+from .fields import Label, Metadata, Model, RawText, RecordId, ShortStr, Text, UTCDateTime, Unit
 from .records import Role, Source, ToolCall, check_content, turn_text
 
 
-class MessageIn(BaseModel):
+class MessageIn(Model):
     """One conversation turn to append, in graphmem's shape or the OpenAI chat message shape
     (``content`` may be empty or null: an empty turn is kept as one; ``name`` is the speaker).
     The content is kept byte for byte. ``created_at`` defaults to now."""
@@ -44,7 +44,7 @@ class MessageIn(BaseModel):
         return turn_text(self.content, self.tool_calls)
 
 
-class EntityIn(BaseModel):
+class EntityIn(Model):
     model_config = ConfigDict(extra="forbid")
 
     name: ShortStr
@@ -53,7 +53,7 @@ class EntityIn(BaseModel):
     aliases: list[ShortStr] = Field(default_factory=list)
 
 
-class RelationIn(BaseModel):
+class RelationIn(Model):
     """A relation between two entities, by name (created when unknown)."""
 
     model_config = ConfigDict(extra="forbid")
@@ -63,7 +63,7 @@ class RelationIn(BaseModel):
     target: ShortStr
 
 
-class MemoryIn(BaseModel):
+class MemoryIn(Model):
     """What ``remember`` accepts."""
 
     model_config = ConfigDict(extra="forbid")
@@ -90,7 +90,7 @@ class MemoryIn(BaseModel):
     run_id: ShortStr | None = None
 
 
-class MemoryPatch(BaseModel):
+class MemoryPatch(Model):
     """What ``update`` accepts. Changing ``text`` or the triple is a correction: a new version
     supersedes the old one, which stays in history. Other fields change in place."""
 

@@ -11,13 +11,14 @@ from enum import Enum
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    BaseModel, BeforeValidator, ConfigDict, Field, ValidationInfo, WithJsonSchema, field_validator, model_validator,
+    BeforeValidator, ConfigDict, Field, ValidationInfo, WithJsonSchema, field_validator, model_validator,
 )
 
 from .entity_types import entity_type
 from .fields import (
-    CONTROL_CHARS, LongStr, Metadata, Namespace, RawText, ShortStr, Text, UTCDateTime, Unit, from_store, id_shape,
+    CONTROL_CHARS, LongStr, Metadata, Model, Namespace, RawText, ShortStr, Text, UTCDateTime, Unit, from_store, id_shape,
 )
+from ..vocab import Layer, NodeKind, Role, ToolStatus  # noqa: F401  (re-exported: the models' vocabulary)
 
 _last_ts = 0
 
@@ -74,7 +75,7 @@ class EdgeType(str, Enum):
     IN_SESSION = "IN_SESSION"  # Trace -> Session
 
 
-class Record(BaseModel):
+class Record(Model):
     """Fields every node shares. ``namespace`` is the tenant: nothing is read without one."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True, use_enum_values=False,
@@ -118,7 +119,7 @@ class Scorable(Record):
 SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
 
 
-class Scope(BaseModel):
+class Scope(Model):
     """Whose a record is inside its namespace: the end user, the agent, the run (a conversation
     or job). Unset: shared by the whole namespace. Turns take their session's user and agent;
     extracted memories and episodes take those of the turns they came from."""
@@ -128,7 +129,7 @@ class Scope(BaseModel):
     run_id: ShortStr | None = Field(default=None, description="the run or job it belongs to (unset: shared)")
 
 
-class SupersededBy(BaseModel):
+class SupersededBy(Model):
     """On a turn or episode that states a value a later memory replaced: which memory, since
     when the new value holds (its ``valid_at``) and what holds now (its text), so recall ranks
     the turn lower and context annotates it."""
@@ -165,10 +166,9 @@ class Session(Record):
             self.next_seq = self.message_count
 
 
-Role = Literal["user", "assistant", "system", "tool"]  # who speaks a turn
 
 
-class ToolFunction(BaseModel):
+class ToolFunction(Model):
     """The function a tool call invokes, as chat APIs send it: ``arguments`` is JSON text (an
     object given instead is written as JSON)."""
 
@@ -182,7 +182,7 @@ class ToolFunction(BaseModel):
         return json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value
 
 
-class ToolCall(BaseModel):
+class ToolCall(Model):
     """One tool call of an assistant turn (the OpenAI chat message shape)."""
 
     model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
@@ -298,7 +298,7 @@ class Episode(Scorable, Scope):
     superseded_by: SupersededBy | None = None
 
 
-class Step(BaseModel):
+class Step(Model):
     """A procedure's step as the procedure lists it: its text and the id of its ``ProcedureStep``
     node (empty in stores written before procedures were chains, until they migrate)."""
 
@@ -345,8 +345,6 @@ class ProcedureStep(Scorable):
     keywords: list[str] = Field(default_factory=list)
 
 
-# pending: started, not finished yet (``update_tool_call`` finishes it)
-ToolStatus = Literal["success", "failure", "error", "timeout", "cancelled", "pending"]
 
 
 class Trace(Scorable, Scope):
@@ -412,7 +410,7 @@ class Tool(Record):
     name: ShortStr
 
 
-class LifecycleAction(BaseModel):
+class LifecycleAction(Model):
     """One change a maintenance run made (or, in a dry run, would make)."""
 
     model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
@@ -459,13 +457,10 @@ NODE_TYPES: dict[str, type[Record]] = {
     "tool": Tool,
     "maintenance": MaintenanceRun,
 }
-NodeKind = Literal["session", "message", "memory", "entity", "episode", "procedure", "step", "trace", "trace_step",
-                   "tool_call", "tool", "maintenance"]
-Layer = Literal["memory", "episode", "procedure", "message", "trace"]
 LAYERS: tuple[Layer, ...] = ("memory", "episode", "procedure", "message", "trace")
 
 
-class Edge(BaseModel):
+class Edge(Model):
     """A typed, directed edge between two nodes of one namespace. ``key`` tells parallel
     edges of one type apart (a relation's predicate)."""
 
@@ -487,7 +482,7 @@ class Edge(BaseModel):
         return value
 
 
-class Relation(BaseModel):
+class Relation(Model):
     """A relation edge between two entities, derived from a fact."""
 
     model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)

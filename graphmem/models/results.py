@@ -5,8 +5,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import ConfigDict, Field, computed_field
 
+from .fields import Model
 from .records import (
     Edge, Entity, Episode, Layer, Message, MemoryRecord, Procedure, ProcedureStep, Relation, ToolInvocation, Trace, TraceStep,
 )
@@ -15,7 +16,7 @@ Versioned = Annotated[Union[MemoryRecord, Procedure], Field(discriminator="kind"
 Item = Annotated[Union[MemoryRecord, Episode, Procedure, Message, Trace], Field(discriminator="kind")]
 
 
-class ScoreBreakdown(BaseModel):
+class ScoreBreakdown(Model):
     """Each factor in 0..1, and the weighted total. ``semantic``, ``keyword`` and ``graph``
     are the signals blended into ``relevance``."""
 
@@ -36,7 +37,7 @@ class ScoreBreakdown(BaseModel):
                              "\"said by Caroline\"")
 
 
-class ScoredItem(BaseModel):
+class ScoredItem(Model):
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
     layer: Layer
@@ -94,7 +95,7 @@ def embed_text(item: MemoryRecord | Episode | Procedure | Message | Entity | Pro
     return item_text(item)
 
 
-class ContextSection(BaseModel):
+class ContextSection(Model):
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
     name: Literal["soul", "memories", "episodes", "procedures", "traces", "recent", "summary"]
@@ -102,7 +103,7 @@ class ContextSection(BaseModel):
     item_ids: list[str] = Field(default_factory=list)
 
 
-class Context(BaseModel):
+class Context(Model):
     """A prompt block packed into a token budget."""
 
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)
@@ -116,7 +117,7 @@ class Context(BaseModel):
     timings_ms: dict[str, float]
 
 
-class History(BaseModel):
+class History(Model):
     """A memory (or procedure) with what it superseded and what superseded it (oldest first)."""
 
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)
@@ -127,7 +128,7 @@ class History(BaseModel):
     reasons: dict[str, str] = Field(default_factory=dict, description="memory id -> reason of its SUPERSEDES edge")
 
 
-class Neighbourhood(BaseModel):
+class Neighbourhood(Model):
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
     entity: Entity
@@ -137,7 +138,7 @@ class Neighbourhood(BaseModel):
     hops: dict[str, int]
 
 
-class Explanation(BaseModel):
+class Explanation(Model):
     """Why a node is in the state it is in: the rule, its numbers and dates, the edges involved."""
 
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)
@@ -151,7 +152,7 @@ class Explanation(BaseModel):
     edges: list[Edge] = Field(default_factory=list)
 
 
-class TraceStepView(BaseModel):
+class TraceStepView(Model):
     """A trace step with its tool calls, in the order they were made."""
 
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)
@@ -160,7 +161,7 @@ class TraceStepView(BaseModel):
     tool_calls: list[ToolInvocation] = Field(default_factory=list)
 
 
-class TraceView(BaseModel):
+class TraceView(Model):
     """A trace with its steps in order (``get_trace``)."""
 
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)
@@ -169,14 +170,14 @@ class TraceView(BaseModel):
     steps: list[TraceStepView] = Field(default_factory=list)
 
 
-class SimilarTrace(BaseModel):
+class SimilarTrace(Model):
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)
 
     trace: Trace
     similarity: float = Field(description="cosine of the query to the trace's task and outcome")
 
 
-class ToolStats(BaseModel):
+class ToolStats(Model):
     """How one tool has fared in a namespace's traces."""
 
     model_config = ConfigDict(json_schema_serialization_defaults_required=True)
@@ -194,7 +195,7 @@ class ToolStats(BaseModel):
     p95_ms: float | None = None
 
 
-class MergeSuggestion(BaseModel):
+class MergeSuggestion(Model):
     """Two entities that look like one real thing (``Memory.suggest_merges``): ``sure`` ones
     are merged by ``maintain``, the rest wait for ``merge_entities``."""
 

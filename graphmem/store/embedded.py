@@ -22,9 +22,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 import numpy as np
 
 from ..errors import ConfigurationError, StoreError, ValidationError, WriteRace
@@ -45,6 +44,9 @@ from .embedded_parts import ts as _ts
 from .embedded_reembed import ReembedMixin
 from .embedded_search import SearchMixin
 from .embedded_tx import TransactionsMixin
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 log = logging.getLogger(__name__)
 

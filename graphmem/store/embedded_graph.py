@@ -7,13 +7,15 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime, timezone
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from ..errors import ValidationError
 from ..models import Edge, EdgeType, NodeKind, Status
 from .base import Direction
 from .embedded_parts import chunks as _chunks
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 
 class GraphMixin:
@@ -90,6 +92,8 @@ class GraphMixin:
     def _graph(self, namespace: str) -> nx.MultiDiGraph:
         graph = self._graphs.get(namespace)
         if graph is None:
+            import networkx as nx  # on the first traversal: its import costs a cold command ~0.15 s
+
             graph = nx.MultiDiGraph()
             for source, target, key in self.conn.execute(
                 "SELECT source, target, key FROM edges WHERE namespace = ? AND type = ?",
