@@ -347,3 +347,20 @@ def test_an_import_joins_the_entities_the_namespace_already_holds(gmem):
     assert gmem.get_entity("Greta", namespace="dst").id == greta.id != jordan.id
     again = gmem.import_(buf.getvalue().splitlines(), namespace="dst")  # the same file twice changes nothing
     assert again["nodes"] == 0 and len(gmem.list("entity", namespace="dst")) == 5
+
+
+@pytest.mark.parametrize("name", ['"The Wheel of Time', "(The Hobbit)", "'the Beatles's", "The the Band", "Maya  Singh's",
+                                  "《三体》", "the"])
+def test_a_names_normal_form_is_its_own(name):
+    assert normalise_name(normalise_name(name)) == normalise_name(name)
+
+
+def test_a_name_in_quotes_and_as_written_is_one_entity(gmem):
+    # a span NER took with its opening quote normalised to "the wheel of time", the name as
+    # written to "wheel of time": two entities, and a batch naming both failed its write
+    first = gmem.remember("Maya watches The Wheel of Time", entities=[{"name": "The Wheel of Time", "type": "thing"}])
+    second = gmem.remember('Maya loves "The Wheel of Time', entities=[{"name": '"The Wheel of Time', "type": "thing"}])
+    shows = [e for e in gmem.list("entity") if "wheel" in e.name.lower()]
+    assert len(shows) == 1
+    for mem in (first, second):
+        assert shows[0].id in {e.target for e in gmem.store.edges("default", [mem.id], direction="out")}
