@@ -481,6 +481,17 @@ class Edge(Model):
             raise ValueError("edge property keys must be non-empty and without NUL")
         return value
 
+    @classmethod
+    def stored(cls, namespace: str, source: str, type: str, target: str, key: str | None, props: str | None,
+               created_at: datetime | str) -> Edge:
+        """An edge as a store reads it back (``props`` as JSON text; ``created_at`` aware, or ISO
+        text): checked when it was written, so built without the checks (a context at 100k
+        memories reads ~1,300 edges; validating them cost ~15 ms of its ~90)."""
+        when = datetime.fromisoformat(created_at) if isinstance(created_at, str) else created_at
+        return cls.model_construct(namespace=namespace, source=source, type=EdgeType(type), target=target,
+                                   key=key or "", props=json.loads(props) if props and props != "{}" else {},
+                                   created_at=when.astimezone(timezone.utc) if when.tzinfo else when.replace(tzinfo=timezone.utc))
+
 
 class Relation(Model):
     """A relation edge between two entities, derived from a fact."""

@@ -83,10 +83,8 @@ class GraphMixin:
                         (namespace, *chunk, *type_params),
                     ):
                         source, etype, target, key, props, created = row
-                        out[(source, etype, target, key)] = Edge(
-                            namespace=namespace, source=source, type=etype, target=target, key=key,
-                            props=json.loads(props), created_at=datetime.fromtimestamp(created, tz=timezone.utc),
-                        )
+                        out[(source, etype, target, key)] = Edge.stored(
+                            namespace, source, etype, target, key, props, datetime.fromtimestamp(created, tz=timezone.utc))
         return sorted(out.values(), key=lambda e: e.created_at)
 
     def _graph(self, namespace: str) -> nx.MultiDiGraph:

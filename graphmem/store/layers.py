@@ -10,9 +10,9 @@ on Neo4j). Both rank with the same functions here, so the two cannot drift apart
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,8 +43,22 @@ def first_step(found: dict[str, tuple[str, str, bool]], there: str, here: str, p
         found[there] = (here, str(predicate or key or "related"), forward)
 
 
-def walk(store: "Store", namespace: str, names: Sequence[str], depth: int, limit: int) -> Walked:
-    """``Store.walk`` from the store's single calls: the names, the rings, the relations."""
+# (source, target, key, predicate, invalid_at) of the relations at some entities, oldest first
+RelationEnds = Callable[[str, Sequence[str]], Iterable[tuple[str, str, str, Any, Any]]]
+
+
+def relation_ends(store: "Store") -> RelationEnds:
+    """``RelationEnds`` from ``Store.edges``."""
+    def ends(namespace: str, ids: Sequence[str]) -> Iterable[tuple[str, str, str, Any, Any]]:
+        for e in store.edges(namespace, ids, types=[EdgeType.RELATES_TO], direction="both"):
+            yield e.source, e.target, e.key, e.props.get("predicate"), e.props.get("invalid_at")
+    return ends
+
+
+def walk(store: "Store", namespace: str, names: Sequence[str], depth: int, limit: int,
+         relations: RelationEnds | None = None) -> Walked:
+    """``Store.walk`` from the store's single calls: the names, the rings, the relations
+    (``relations``: a store's leaner read of them than whole edges)."""
     found = {e.id: e for e in store.find_entities(namespace, names).values() if e.feedback != "rejected"}
     if not found:
         return Walked([], {}, {})
@@ -52,11 +66,11 @@ def walk(store: "Store", namespace: str, names: Sequence[str], depth: int, limit
     targets = {e for e, h in hops.items() if h == 1}
     first: dict[str, tuple[str, str, bool]] = {}
     if targets:
-        for e in store.edges(namespace, list(found), types=[EdgeType.RELATES_TO], direction="both"):
-            forward = e.source in found
-            here, there = (e.source, e.target) if forward else (e.target, e.source)
-            if there in targets and not e.props.get("invalid_at"):  # not a relation that ended
-                first_step(first, there, here, e.props.get("predicate"), e.key, forward)
+        for source, target, key, predicate, invalid_at in (relations or relation_ends(store))(namespace, list(found)):
+            forward = source in found
+            here, there = (source, target) if forward else (target, source)
+            if there in targets and not invalid_at:  # not a relation that ended
+                first_step(first, there, here, predicate, key, forward)
     return Walked(list(found.values()), hops, first, store.mention_counts(namespace, list(found)))
 
 

@@ -17,7 +17,6 @@ rescores exactly, and scans the namespace exactly when the candidates fall short
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
@@ -537,10 +536,8 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
         for name in names:
             for chunk in _chunks(list(ids), _READ_CHUNK):
                 for r in self._read(name, namespace=namespace, ids=chunk, types=type_values):
-                    out[(r["source"], r["type"], r["target"], r["key"])] = Edge(
-                        namespace=namespace, source=r["source"], type=r["type"], target=r["target"], key=r["key"] or "",
-                        props=json.loads(r["props"] or "{}"), created_at=r["created_at"],  # ISO text, parsed by the model
-                    )
+                    out[(r["source"], r["type"], r["target"], r["key"])] = Edge.stored(
+                        namespace, r["source"], r["type"], r["target"], r["key"], r["props"], r["created_at"])
         return sorted(out.values(), key=lambda e: e.created_at)
 
     def neighbours(self, namespace: str, entity_ids: Sequence[str], depth: int, limit: int = 200) -> dict[str, int]:
