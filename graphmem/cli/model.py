@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import typer
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
-
-from typing import TYPE_CHECKING
 
 from ..errors import ModelLoadError
 from . import _print_json, app, handles_errors, out, settings
