@@ -206,7 +206,7 @@ class Settings(BaseSettings):
     blas_threads: int | None = Field(
         default=None, ge=1, description="threads numpy's BLAS may use in this process, set when a Memory opens (None: as the "
         "process has it). 1 halves the client CPU of a recall (OpenBLAS workers spin after each call) at equal "
-        "latency; graphmem serve and mcp use 1 unless this is set (benchmarks/blas_threads.py)")
+        "latency; graphmem serve, mcp and the other commands use 1 unless this is set (benchmarks/blas_threads.py)")
     gc_freeze: bool = Field(default=False, description="after a Memory's first recall, move every object then alive to "
                             "Python's permanent GC generation (gc.freeze; it acts on the whole process), so full "
                             "collections stop walking the loaded models: at 100k memories each took ~34 ms and set "
