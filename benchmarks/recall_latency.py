@@ -4,6 +4,7 @@
     python benchmarks/recall_latency.py --sizes 10000           # quicker
     python benchmarks/recall_latency.py --backends embedded     # no server needed
     python benchmarks/recall_latency.py --sizes 100000 --backends neo4j --keep   # write once, measure again
+    python benchmarks/recall_latency.py --turns 100000 --backends embedded       # long sessions instead
 
 The Neo4j backend uses GRAPHMEM_NEO4J_URI / _USER / _PASSWORD / _DATABASE (start one with
 scripts/neo4j-dev start); each run writes its own namespace there and deletes it afterwards
@@ -198,6 +199,37 @@ def run(backend: str, size: int, workdir: Path, queries: int, ann_threshold: int
     }
 
 
+def run_turns(backend: str, n: int, workdir: Path, queries: int) -> dict:
+    """Long sessions: ``n`` turns in 20 sessions, written through ``add_messages`` in batches
+    of 1,000 (``wait=True``), then contexts asked from one of the sessions and from none."""
+    rng = random.Random(n)
+    mem = open_memory(backend, n, workdir)
+    ns = f"turns{n}"
+    if mem.store.has_namespace(ns):
+        mem.store.delete_namespace(ns)
+    t0 = time.perf_counter()
+    per_session = n // 20
+    for s in range(20):
+        for i in range(0, per_session, 1000):
+            mem.add_messages(f"long-{s}", synth_messages(min(1000, per_session - i), rng), namespace=ns)
+    write_s = time.perf_counter() - t0
+    qs = questions(queries, rng)
+    for q in qs[:20]:
+        mem.context(q, namespace=ns)
+    out: dict[str, float] = {"add_messages/s": n / write_s}
+    for label, session in (("the asking session's", lambda i: f"long-{i % 20}"), ("no session", lambda i: None)):
+        ms = []
+        for i, q in enumerate(qs):
+            t = time.perf_counter()
+            mem.context(q, budget=1500, namespace=ns, session_id=session(i))
+            ms.append((time.perf_counter() - t) * 1000)
+        out[f"context p50, {label}"], out[f"context p95, {label}"] = pct(ms, 50), pct(ms, 95)
+    if backend == "neo4j":
+        mem.store.delete_namespace(ns)
+    mem.close()
+    return {"column": f"{backend} {n:,} turns", **out}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
@@ -209,17 +241,20 @@ def main() -> None:
                          "(measures recall changes without writing 100k memories again; write rates then n/a)")
     ap.add_argument("--ann-threshold", type=int, default=None,
                     help="embedded: vectors per kind before the HNSW graph is used (0: exact scans; default: Settings')")
+    ap.add_argument("--turns", type=int, default=0,
+                    help="measure long sessions instead: this many turns in 20 sessions, no memories")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="graphmem-bench-") as tmp:
         workdir = args.dir or Path(tmp)
         workdir.mkdir(parents=True, exist_ok=True)
         results = []
-        for size in args.sizes:
+        for size in [args.turns] if args.turns else args.sizes:
             for backend in args.backends:
-                results.append(run(backend, size, workdir, args.queries, args.ann_threshold, args.keep))
+                results.append(run_turns(backend, size, workdir, args.queries) if args.turns else
+                               run(backend, size, workdir, args.queries, args.ann_threshold, args.keep))
                 print(f"done: {backend} {size:,}", flush=True)
     keys = list(results[0])
-    print("| metric | " + " | ".join(f"{r['column']} memories" for r in results) + " |")
+    print("| metric | " + " | ".join(r["column"] if args.turns else f"{r['column']} memories" for r in results) + " |")
     print("|---|" + "---|" * len(results))
     for key in keys[1:]:
         unit = "" if "/s" in key or "MiB" in key or ", s" in key else " ms"
