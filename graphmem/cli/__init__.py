@@ -109,8 +109,13 @@ def open_memory(path: Path | None = None, **overrides: Any):
     background or makes closing wait; ``add --extract`` and ``extract`` run windows in view."""
     from ..engine import Memory
 
-    defaults = {"extraction": "manual", **({} if "GRAPHMEM_BLAS_THREADS" in os.environ else {"blas_threads": 1})}
-    return Memory(path or state.db, settings=settings(**{**defaults, **overrides}))
+    return Memory(path or state.db, settings=settings(**{"extraction": "manual", **unless_set(blas_threads=1), **overrides}))
+
+
+def unless_set(**defaults: Any) -> dict[str, Any]:
+    """Settings graphmem's own processes choose, less those the environment sets
+    (``GRAPHMEM_<NAME>``): one BLAS thread, for instance, unless GRAPHMEM_BLAS_THREADS says."""
+    return {key: value for key, value in defaults.items() if f"GRAPHMEM_{key.upper()}" not in os.environ}
 
 
 def settings(**overrides: Any):

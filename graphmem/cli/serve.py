@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import signal
 from typing import Optional
 
 import typer
 
 from ..errors import ConfigurationError
-from . import _print_json, app, err, handles_errors, id_table, out, settings, state
+from . import _print_json, app, err, handles_errors, id_table, out, settings, state, unless_set
 
 keys_app = typer.Typer(help="API keys of graphmem serve: create, list, revoke. Each key is for one namespace.",
                        no_args_is_help=True)
@@ -72,8 +71,7 @@ def serving_settings():
     """A server's settings: one BLAS thread unless GRAPHMEM_BLAS_THREADS says otherwise (recall's
     latency is the same, its CPU half, and the cores stay with a co-located Neo4j), and the heap
     frozen after the first recall unless GRAPHMEM_GC_FREEZE says otherwise (the process is ours)."""
-    owned = {"blas_threads": 1, "gc_freeze": True}
-    return settings(**{key: value for key, value in owned.items() if f"GRAPHMEM_{key.upper()}" not in os.environ})
+    return settings(**unless_set(blas_threads=1, gc_freeze=True))
 
 
 # An idle keep-alive connection is closed by the client first (Node's fetch after 4 s, httpx after 5):

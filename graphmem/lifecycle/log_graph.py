@@ -19,7 +19,7 @@ from ..errors import ValidationError
 from ..models import Edge, EdgeType, Entity, Message, MessageIn, Session, embed_text
 from ..text import TaggedEntity, keywords, name_grams, normalise_name
 from ..text.entities import holds_name, is_noise_name, longest_names
-from .builders import EntityResolver, SpeakerIn, TaggedIn, dictionary, dictionary_links
+from .builders import EntityResolver, SpeakerIn, TaggedIn, dictionary, dictionary_links, scope_of
 from .parts import Parts, check
 
 
@@ -43,8 +43,7 @@ def append_turns(session: Session, inputs: Sequence[MessageIn], now: datetime) -
             "id": m.id or "", "namespace": session.namespace, "session_id": session.id, "role": m.role,
             "speaker": m.speaker, "content": m.content, "tool_calls": m.tool_calls, "tool_call_id": m.tool_call_id,
             "seq": session.next_seq + i, "created_at": m.created_at or now, "updated_at": now,
-            "keywords": keywords(m.said), "metadata": m.metadata, "user_id": m.user_id or session.user_id,
-            "agent_id": m.agent_id or session.agent_id, "run_id": m.run_id,
+            "keywords": keywords(m.said), "metadata": m.metadata, **scope_of(m, [session]),  # else the session's
         }, f"message {i}")
         for i, m in enumerate(inputs)
     ]

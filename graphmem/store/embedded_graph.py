@@ -7,7 +7,7 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ValidationError
 from ..models import Edge, EdgeType, NodeKind, Status
@@ -64,28 +64,40 @@ class GraphMixin:
         types: Sequence[EdgeType] | None = None,
         direction: Direction = "out",
     ) -> list[Edge]:
+        return [Edge.stored(namespace, source, etype, target, key, props, datetime.fromtimestamp(created, tz=timezone.utc))
+                for source, etype, target, key, props, created in self._edge_rows(namespace, ids, types, direction, "props")]
+
+    def _relation_ends(self, namespace: str, ids: Sequence[str]) -> list[tuple[str, str, str, Any, Any]]:
+        """``edges(ids, RELATES_TO, "both")`` as the walk reads them: the same rows in the same
+        order, with only the predicate and end taken out of the properties, in SQL. A walk at
+        100k memories reads ~470 relations; whole edges cost it ~10 ms (the models, the JSON)."""
+        rows = self._edge_rows(namespace, ids, [EdgeType.RELATES_TO], "both",
+                               "json_extract(props, '$.predicate'), json_extract(props, '$.invalid_at')")
+        return [(source, target, key, predicate, invalid_at) for source, _, target, key, predicate, invalid_at, _ in rows]
+
+    def _edge_rows(self, namespace: str, ids: Sequence[str], types: Sequence[EdgeType] | None, direction: Direction,
+                   columns: str) -> list[tuple]:
+        """Rows (source, type, target, key, ``columns``..., created_at) of the edges at ``ids``,
+        one per edge, oldest first. ``columns``: SQL of graphmem's own, never a caller's text."""
         if not ids:
             return []
         type_sql, type_params = "", []
         if types:
             type_sql = f" AND type IN ({','.join('?' * len(types))})"
             type_params = [EdgeType(t).value for t in types]
-        columns = {"out": ["source"], "in": ["target"], "both": ["source", "target"]}[direction]
-        out: dict[tuple, Edge] = {}
+        out: dict[tuple, tuple] = {}
         with self._lock, self._guard():
             self._sync()
-            for column in columns:
+            for end in {"out": ["source"], "in": ["target"], "both": ["source", "target"]}[direction]:
                 for chunk in _chunks(list(ids), 500):
                     marks = ",".join("?" * len(chunk))
                     for row in self.conn.execute(
-                        f"SELECT source, type, target, key, props, created_at FROM edges "  # noqa: S608
-                        f"WHERE namespace = ? AND {column} IN ({marks}){type_sql}",
+                        f"SELECT source, type, target, key, {columns}, created_at FROM edges "  # noqa: S608
+                        f"WHERE namespace = ? AND {end} IN ({marks}){type_sql}",
                         (namespace, *chunk, *type_params),
                     ):
-                        source, etype, target, key, props, created = row
-                        out[(source, etype, target, key)] = Edge.stored(
-                            namespace, source, etype, target, key, props, datetime.fromtimestamp(created, tz=timezone.utc))
-        return sorted(out.values(), key=lambda e: e.created_at)
+                        out[row[:4]] = row
+        return sorted(out.values(), key=lambda row: row[-1])
 
     def _graph(self, namespace: str) -> nx.MultiDiGraph:
         graph = self._graphs.get(namespace)

@@ -5,15 +5,15 @@ the connection, the lock and the caches)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, get_args
+from typing import get_args
 
 import numpy as np
 
-from ..models import LAYERS, EdgeType, Node, NodeKind, Status
+from ..models import LAYERS, Node, NodeKind, Status
 from ..text import query_terms
 from .base import scope_token, unit_query
 from .embedded_ann import AnnState, ann_file, settle
-from .embedded_parts import STATUS_CODE, VectorIndex, chunks, doc_counts, fts_rows, keyword_query, tenant_counts
+from .embedded_parts import STATUS_CODE, VectorIndex, doc_counts, fts_rows, keyword_query, tenant_counts
 from .layers import LayerAsk, LayerHits, Walked, search_layer, turns_beside, walk
 
 
@@ -27,24 +27,6 @@ class SearchMixin:
 
     def walk(self, namespace: str, names: Sequence[str], depth: int, limit: int) -> Walked:
         return walk(self, namespace, names, depth, limit, relations=self._relation_ends)
-
-    def _relation_ends(self, namespace: str, ids: Sequence[str]) -> list[tuple[str, str, str, Any, Any]]:
-        """``edges(ids, RELATES_TO, "both")`` as the walk reads them: the same rows in the same
-        order, with only the predicate and end taken out of the properties, in SQL. A walk at
-        100k memories reads ~470 relations; whole edges cost it ~10 ms (the models, the JSON)."""
-        out: dict[tuple[str, str, str], tuple[str, str, str, Any, Any, float]] = {}
-        with self._lock, self._guard():
-            self._sync()
-            for column in ("source", "target"):
-                for chunk in chunks(list(ids), 500):
-                    for row in self.conn.execute(
-                        "SELECT source, target, key, json_extract(props, '$.predicate'), "
-                        f"json_extract(props, '$.invalid_at'), created_at FROM edges WHERE namespace = ? "  # noqa: S608
-                        f"AND {column} IN ({','.join('?' * len(chunk))}) AND type = ?",  # placeholders only
-                        (namespace, *chunk, EdgeType.RELATES_TO.value),
-                    ):
-                        out[row[:3]] = row
-        return [row[:5] for row in sorted(out.values(), key=lambda r: r[5])]
 
     def settle(self) -> None:
         """Wait until the vector graphs due are built and merged (searches never wait for them)."""
