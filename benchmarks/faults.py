@@ -7,8 +7,8 @@ writes lost, notes.
     python benchmarks/faults.py --only crash soak --backends embedded
     python benchmarks/faults.py --quick               # the sizes CI runs (tests/reliability/test_faults.py)
 
-The Neo4j rows use the tests' server (``scripts/neo4j-dev --test start``, port 7688): its data is
-wiped. The restart row stops and starts that server through the launcher while a writer runs.
+The Neo4j rows use the tests' servers (``scripts/neo4j-dev --test start``: 5.26 on port 7688 as
+backend ``neo4j``, 2026.x on 7689 as ``neo4j-2026``): their data is wiped. The restart row stops and starts that server through the launcher while a writer runs.
 Every trial reports what was acknowledged to the caller; "lost" counts acknowledged writes that
 are not there afterwards. tests/reliability/test_faults.py runs the same functions, smaller.
 """
@@ -62,27 +62,29 @@ def table(rows: list[Row]) -> str:
     return "\n".join(out)
 
 
-NEO4J_URI = os.environ.get("GRAPHMEM_TEST_NEO4J_URI", "bolt://127.0.0.1:7688")
+NEO4J_URIS = {"neo4j": os.environ.get("GRAPHMEM_TEST_NEO4J_URI", "bolt://127.0.0.1:7688"),
+              "neo4j-2026": os.environ.get("GRAPHMEM_TEST_NEO4J_2026_URI", "bolt://127.0.0.1:7689")}
+NEO4J_URI = NEO4J_URIS["neo4j"]
 NEO4J_PASSWORD = os.environ.get("GRAPHMEM_TEST_NEO4J_PASSWORD", "graphmem-dev")
 
 
 # opening a store ------------------------------------------------------------------------------
-def neo4j_memory(retry_seconds: float = 60.0, **kw: Any) -> Memory:
+def neo4j_memory(retry_seconds: float = 60.0, backend: str = "neo4j", **kw: Any) -> Memory:
     from graphmem.store.neo4j import Neo4jStore
 
-    return Memory(store=Neo4jStore(NEO4J_URI, "neo4j", NEO4J_PASSWORD, retry_seconds=retry_seconds), **kw)
+    return Memory(store=Neo4jStore(NEO4J_URIS[backend], "neo4j", NEO4J_PASSWORD, retry_seconds=retry_seconds), **kw)
 
 
 def open_memory(backend: str, path: str, **kw: Any) -> Memory:
     settings = Settings(enrichment="background", extraction="off", **kw)
-    return Memory(path, settings=settings) if backend == "embedded" else neo4j_memory(settings=settings)
+    return Memory(path, settings=settings) if backend == "embedded" else neo4j_memory(backend=backend, settings=settings)
 
 
-def wipe_neo4j() -> None:
+def wipe_neo4j(backend: str = "neo4j") -> None:
     """Delete every node of the tests' database (the embedder binding included)."""
     from neo4j import GraphDatabase
 
-    with GraphDatabase.driver(NEO4J_URI, auth=("neo4j", NEO4J_PASSWORD)) as driver, driver.session() as s:
+    with GraphDatabase.driver(NEO4J_URIS[backend], auth=("neo4j", NEO4J_PASSWORD)) as driver, driver.session() as s:
         s.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
 
 
@@ -298,8 +300,8 @@ def soak(backend: str, path: str = "", seconds: float = 60.0, writers: int = 4, 
     row = Row(f"soak: {writers} writers + {readers} readers, {seconds:.0f} s", backend)
     with tempfile.TemporaryDirectory() as tmp:
         path = path or str(Path(tmp) / "graphmem.db")
-        if backend == "neo4j":
-            wipe_neo4j()
+        if backend != "embedded":
+            wipe_neo4j(backend)
         with open_memory(backend, path) as mem:
             mem.add_messages("shared0", ["the log starts here"])
             for s in range(SOAK_SUBJECTS):
@@ -484,8 +486,8 @@ def isolation_calls(m: Memory, owned: dict[str, set[str]], calls: int, seed: int
 
 def isolation(backend: str, calls: int = 10_000) -> Row:
     with tempfile.TemporaryDirectory() as tmp:
-        if backend == "neo4j":
-            wipe_neo4j()
+        if backend != "embedded":
+            wipe_neo4j(backend)
         with open_memory(backend, str(Path(tmp) / "graphmem.db")) as m:
             row = isolation_calls(m, seed_tenants(m), calls)
     row.backend = backend
@@ -513,8 +515,8 @@ def names(backend: str, trials: int = 10, processes: int = 5, per_trial: int = 4
     with tempfile.TemporaryDirectory() as tmp:
         for trial in range(trials):
             path = str(Path(tmp) / f"names{trial}.db")
-            if backend == "neo4j":
-                wipe_neo4j()
+            if backend != "embedded":
+                wipe_neo4j(backend)
             with open_memory(backend, path) as m:
                 m.remember("the namespace exists")
             firsts, lasts = ["Astrid", "Bengt", "Cecilia", "Dag", "Ebba"], ["Lindqvist", "Holm", "Sandberg", "Ek", "Berg"]
@@ -628,8 +630,8 @@ def import_killed(backend: str, trials: int = 5, lines: int = 1_000) -> Row:
     with tempfile.TemporaryDirectory() as tmp:
         for trial in range(trials):
             path, source, marker = (Path(tmp) / f"{name}{trial}" for name in ("graphmem.db", "dump.jsonl", "written"))
-            if backend == "neo4j":
-                wipe_neo4j()
+            if backend != "embedded":
+                wipe_neo4j(backend)
             with open_memory(backend, str(path)) as m:
                 m.import_(dump_lines(m, 2))
                 source.write_text("\n".join(dump_lines(m, lines, "mem_late_")) + "\n")

@@ -14,15 +14,23 @@ from graphmem import Memory
 from graphmem.store import EmbeddedStore
 
 ROOT = Path(__file__).resolve().parents[1]
-# The contract suite runs on every backend; GRAPHMEM_TEST_BACKENDS=embedded skips Neo4j on a
-# machine without Java (CI never sets it).
-BACKENDS = os.environ.get("GRAPHMEM_TEST_BACKENDS", "embedded,neo4j").split(",")
+# The contract suite runs on every backend: the embedded store, Neo4j 5.26 LTS (neo4j) and Neo4j
+# 2026.x (neo4j-2026, which filters vector searches inside the index). GRAPHMEM_TEST_BACKENDS=embedded
+# skips Neo4j on a machine without Java (CI never sets it).
+BACKENDS = os.environ.get("GRAPHMEM_TEST_BACKENDS", "embedded,neo4j,neo4j-2026").split(",")
 DIM = 8
-# Tests wipe the database they use, so by default they get their own server on port 7688
-# (scripts/neo4j-dev --test: data in .neo4j-test/), never a developer's 7687.
+# Tests wipe the database they use, so by default they get their own servers on ports 7688 and
+# 7689 (scripts/neo4j-dev --test: data in .neo4j-test/ and .neo4j-test-2026/), never a
+# developer's 7687.
 NEO4J_TEST_URI = os.environ.get("GRAPHMEM_TEST_NEO4J_URI", "bolt://127.0.0.1:7688")
 NEO4J_TEST_PASSWORD = os.environ.get("GRAPHMEM_TEST_NEO4J_PASSWORD", "graphmem-dev")
-_wiped: set[str] = set()
+NEO4J_URIS = {"neo4j": NEO4J_TEST_URI,
+              "neo4j-2026": os.environ.get("GRAPHMEM_TEST_NEO4J_2026_URI", "bolt://127.0.0.1:7689")}
+NEO4J_LINES = {"neo4j": "5", "neo4j-2026": "2026"}  # scripts/neo4j-dev's NEO4J_LINE
+NEO4J_BACKENDS = [b for b in BACKENDS if b in NEO4J_URIS]
+# the surfaces (REST, MCP) run on the embedded store and the LTS; the store contract covers 2026.x
+SURFACE_BACKENDS = [b for b in BACKENDS if b != "neo4j-2026"]
+_wiped: set[tuple[str, str]] = set()
 # .ci/run sets it: there a missing optional system tool (Chromium, npm) fails its tests instead of
 # skipping them, so CI cannot pass with a test silently left out.
 REQUIRE_ALL = os.environ.get("GRAPHMEM_TEST_REQUIRE_ALL") == "1"
@@ -47,40 +55,59 @@ def _reachable(uri: str) -> bool:
         return False
 
 
-def neo4j_dev(command: str) -> subprocess.CompletedProcess:
+def neo4j_dev(command: str, backend: str = "neo4j") -> subprocess.CompletedProcess:
     return subprocess.run([str(ROOT / "scripts" / "neo4j-dev"), "--test", command],
-                          env={**os.environ, "NEO4J_PASSWORD": NEO4J_TEST_PASSWORD},
+                          env={**os.environ, "NEO4J_PASSWORD": NEO4J_TEST_PASSWORD, "NEO4J_LINE": NEO4J_LINES[backend]},
                           capture_output=True, text=True, timeout=600)
+
+
+def _server(backend: str):
+    """A real Neo4j of ``backend``'s line for the session: the one at its URI if it answers, else
+    one started here with scripts/neo4j-dev (and stopped at the end). Never skipped."""
+    uri, started = NEO4J_URIS[backend], False
+    if not _reachable(uri):
+        if "GRAPHMEM_TEST_NEO4J_URI" in os.environ:
+            pytest.fail(f"no Neo4j answers at {uri}")
+        done = neo4j_dev("start", backend)
+        if done.returncode != 0:
+            pytest.fail(f"scripts/neo4j-dev start (NEO4J_LINE={NEO4J_LINES[backend]}) failed:\n{done.stdout}\n{done.stderr}")
+        started = True
+    yield uri
+    if started:
+        neo4j_dev("stop", backend)
 
 
 @pytest.fixture(scope="session")
 def neo4j_server():
-    """A real Neo4j for the session: the one at GRAPHMEM_TEST_NEO4J_URI if it answers, else one
-    started here with scripts/neo4j-dev (and stopped at the end). Never skipped."""
-    started = False
-    if not _reachable(NEO4J_TEST_URI):
-        if "GRAPHMEM_TEST_NEO4J_URI" in os.environ:
-            pytest.fail(f"no Neo4j answers at {NEO4J_TEST_URI}")
-        done = neo4j_dev("start")
-        if done.returncode != 0:
-            pytest.fail(f"scripts/neo4j-dev start failed:\n{done.stdout}\n{done.stderr}")
-        started = True
-    yield NEO4J_TEST_URI
-    if started:
-        neo4j_dev("stop")
+    """Neo4j 5.26 LTS (port 7688)."""
+    yield from _server("neo4j")
 
 
-def neo4j_store(**kw):
+@pytest.fixture(scope="session")
+def neo4j_2026_server():
+    """Neo4j 2026.x (port 7689)."""
+    yield from _server("neo4j-2026")
+
+
+def serve_backend(request, backend: str) -> str:
+    """``backend``, with its Neo4j server started for the session where it is one."""
+    if backend in NEO4J_URIS:
+        request.getfixturevalue("neo4j_server" if backend == "neo4j" else "neo4j_2026_server")
+    return backend
+
+
+def neo4j_store(backend: str = "neo4j", **kw):
     from graphmem.store.neo4j import Neo4jStore
 
-    return Neo4jStore(NEO4J_TEST_URI, "neo4j", NEO4J_TEST_PASSWORD, **kw)
+    return Neo4jStore(NEO4J_URIS[backend], "neo4j", NEO4J_TEST_PASSWORD, **kw)
 
 
-def wipe_neo4j() -> None:
-    """Delete every node and relationship of the test database."""
+def wipe_neo4j(backend: str = "neo4j") -> None:
+    """Delete every node and relationship of ``backend``'s test database."""
     from neo4j import GraphDatabase
 
-    with GraphDatabase.driver(NEO4J_TEST_URI, auth=("neo4j", NEO4J_TEST_PASSWORD)) as driver, driver.session() as s:
+    uri = NEO4J_URIS[backend]
+    with GraphDatabase.driver(uri, auth=("neo4j", NEO4J_TEST_PASSWORD)) as driver, driver.session() as s:
         # relationships first: a hub's thousands would otherwise land in one node batch
         s.run("MATCH ()-[r]->() CALL (r) { DELETE r } IN TRANSACTIONS OF 10000 ROWS").consume()
         s.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS").consume()
@@ -90,11 +117,11 @@ def make_store(backend: str, tmp_path, dim: int = DIM, **kw):
     """A store for one test: the same tmp_path reopens the same data; a new one starts empty."""
     if backend in ("embedded", "embedded-ann"):  # embedded-ann: every vector search through the HNSW graph
         store = EmbeddedStore(tmp_path / "store.db", ann_threshold=1 if backend == "embedded-ann" else 0)
-    elif backend == "neo4j":
-        if str(tmp_path) not in _wiped:
-            wipe_neo4j()
-            _wiped.add(str(tmp_path))
-        store = neo4j_store(**kw)
+    elif backend in NEO4J_URIS:
+        if (backend, str(tmp_path)) not in _wiped:
+            wipe_neo4j(backend)
+            _wiped.add((backend, str(tmp_path)))
+        store = neo4j_store(backend, **kw)
     else:
         raise ValueError(backend)
     store.init(embedder="test-embedder", dim=dim)
@@ -105,15 +132,15 @@ def make_memory(backend: str, tmp_path, **kw) -> Memory:
     """A Memory on a fresh store of ``backend`` (Neo4j: the wiped test database)."""
     if backend == "embedded":
         return Memory(tmp_path / "graphmem.db", **kw)
-    wipe_neo4j()
-    return Memory(store=neo4j_store(), **kw)
+    wipe_neo4j(backend)
+    return Memory(store=neo4j_store(backend), **kw)
 
 
 def reopen_memory(backend: str, tmp_path, **kw) -> Memory:
     """A second Memory on the store ``make_memory`` made for this test (nothing wiped)."""
     if backend == "embedded":
         return Memory(tmp_path / "graphmem.db", **kw)
-    return Memory(store=neo4j_store(), **kw)
+    return Memory(store=neo4j_store(backend), **kw)
 
 
 @pytest.fixture(autouse=True)
@@ -124,9 +151,7 @@ def _no_background_extraction(monkeypatch):
 
 @pytest.fixture(params=BACKENDS)
 def backend(request) -> str:
-    if request.param == "neo4j":
-        request.getfixturevalue("neo4j_server")
-    return request.param
+    return serve_backend(request, request.param)
 
 
 @pytest.fixture

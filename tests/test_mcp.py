@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from graphmem import Memory
 
-from .conftest import BACKENDS, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI, wipe_neo4j, without_ids
+from .conftest import SURFACE_BACKENDS, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI, wipe_neo4j, without_ids
 from .test_serve import ServerProcess, _free_port, cli
 
 TOOLS = {"remember", "recall", "context", "add_messages", "forget", "update", "history", "search_entities",
@@ -145,7 +145,7 @@ def test_streamable_http_server_closes_its_store_on_sigterm(tmp_path):
         assert [m.text for m in mem.list("memory", namespace="open-ns")] == ["Ana keeps her tea in the blue tin"]
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("backend", SURFACE_BACKENDS)
 def test_streamable_http_server_binds_each_key_to_its_namespace(backend, tmp_path, request):
     if backend == "neo4j":
         request.getfixturevalue("neo4j_server")

@@ -16,12 +16,13 @@ from typer.testing import CliRunner
 from graphmem.cli import app
 from graphmem.errors import ConfigurationError, StoreError, ValidationError
 from graphmem.models import Edge, EdgeType, Entity, MemoryRecord, Message, Relation, Session, Status
-from graphmem.store.cypher import LABELS, VECTOR_PROPS, all_files, cypher_dir, explore_files, query
+from graphmem.store.cypher import LABELS, VECTOR_PROPS, all_files, cypher_dir, explore_files, query, schema_files
 from graphmem.store.layers import LayerAsk, search_layer
 from graphmem.store.neo4j import Neo4jStore
 
 from .conftest import (
-    BACKENDS, DIM, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI, ROOT, make_memory, make_store, neo4j_dev, unit, wipe_neo4j,
+    BACKENDS, DIM, NEO4J_BACKENDS, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI, NEO4J_URIS, ROOT, make_memory, make_store,
+    neo4j_dev, serve_backend, unit, wipe_neo4j,
 )
 
 pytestmark = [
@@ -31,56 +32,90 @@ pytestmark = [
 NAN = np.full(DIM, np.nan, dtype=np.float32)
 
 
+@pytest.fixture(params=NEO4J_BACKENDS)
+def line(request) -> str:
+    """Each Neo4j line the suite runs: 5.26 LTS (``neo4j``) and 2026.x (``neo4j-2026``)."""
+    return serve_backend(request, request.param)
+
+
 @pytest.fixture
-def store(tmp_path):
-    s = make_store("neo4j", tmp_path)
+def store(line, tmp_path):
+    s = make_store(line, tmp_path)
     yield s
     s.close()
 
 
-def run(cypher: str, **params):
+def run(backend: str, cypher: str, **params):
     from neo4j import GraphDatabase
 
-    with GraphDatabase.driver(NEO4J_TEST_URI, auth=("neo4j", NEO4J_TEST_PASSWORD)) as driver:
+    with GraphDatabase.driver(NEO4J_URIS[backend], auth=("neo4j", NEO4J_TEST_PASSWORD)) as driver:
         return driver.execute_query(cypher, params)
 
 
-def schema_snapshot() -> tuple:
-    constraints = sorted(r["name"] for r in run("SHOW CONSTRAINTS YIELD name").records)
-    indexes = sorted((r["name"], r["type"]) for r in run("SHOW INDEXES YIELD name, type").records)
+def schema_snapshot(backend: str) -> tuple:
+    constraints = sorted(r["name"] for r in run(backend, "SHOW CONSTRAINTS YIELD name").records)
+    indexes = sorted((r["name"], r["type"], tuple(r["properties"] or ()))
+                     for r in run(backend, "SHOW INDEXES YIELD name, type, properties").records)
     return constraints, indexes
 
 
-def test_schema_applied_twice_is_harmless(store):
+def test_the_server_line_picks_the_vector_search(store, line):
+    """The version read at connect decides: 2026.x filters inside the index (its vector indexes
+    hold the namespace), 5.26 filters after the shared one."""
+    assert store.server_version[0] == (2026 if line == "neo4j-2026" else 5)
+    assert store.filtered_vectors is (line == "neo4j-2026")
+    def memory_index() -> list[str]:
+        return run(line, "SHOW VECTOR INDEXES YIELD name, properties WHERE name = 'memory_embedding' "
+                         "RETURN properties").records[0]["properties"]
+
+    assert memory_index() == (["embedding", "namespace"] if store.filtered_vectors else ["embedding"])
+    if store.filtered_vectors:  # a database that Neo4j 5 indexed, opened after the upgrade: rebuilt with the filter
+        m = MemoryRecord(namespace="a", text="indexed before the upgrade")
+        store.put("a", [m], np.stack([unit(1)]))
+        run(line, "DROP INDEX memory_embedding")
+        (five,) = [s for s in next(f for f in schema_files() if "vector" in f.slots).statements(vector="embedding")
+                   if "memory_embedding" in s]
+        run(line, five, dim=DIM)
+        assert memory_index() == ["embedding"]
+        store.apply_schema(DIM)
+        assert memory_index() == ["embedding", "namespace"]
+        run(line, "CALL db.awaitIndexes(60)")
+        assert store.vector_search("a", "memory", unit(1), 1, [Status.active])[0][0] == m.id
+
+
+def test_schema_applied_twice_is_harmless(store, line):
     m = MemoryRecord(namespace="a", text="survives a second schema run")
     store.put("a", [m], np.stack([unit(1)]))
-    before = schema_snapshot()
+    before = schema_snapshot(line)
     store.apply_schema(DIM)
     store.apply_schema(DIM)
-    assert schema_snapshot() == before
-    names = {n for n, _ in before[1]}
+    assert schema_snapshot(line) == before
+    names = {n for n, _, _ in before[1]}
     assert {"record_terms", "memory_embedding", "entity_embedding", "message_session_seq"} <= names
     assert store.get("a", [m.id])[0].text == m.text
     assert store.vector_search("a", "memory", unit(1), 1, [Status.active])[0][0] == m.id
 
 
-def _render_all(f) -> list[str]:
-    choices = {"label": sorted(set(LABELS.values())), "rel_type": [t.value for t in EdgeType], "vector": VECTOR_PROPS}
+def _render_all(f, store) -> list[str]:
+    """Every rendering of ``f``: each label, edge type and vector property, with this line's
+    vector candidate part (and one vector index: the parts name it only in one place)."""
+    choices = {"label": sorted(set(LABELS.values())), "rel_type": [t.value for t in EdgeType], "vector": VECTOR_PROPS,
+               "index": ["memory_embedding"], "ann": [store._ann_ids("memory")["ann"]]}
     slots = sorted(f.slots)
     return [f.render(**dict(zip(slots, values))) for values in itertools.product(*(choices[s] for s in slots))]
 
 
-def test_every_cypher_file_parses_on_the_server_without_deprecations(store):
+def test_every_cypher_file_parses_on_the_server_without_deprecations(store, line):
     from neo4j import GraphDatabase
 
     files = all_files()
     assert len(files) > 40
     checked = 0
-    with GraphDatabase.driver(NEO4J_TEST_URI, auth=("neo4j", NEO4J_TEST_PASSWORD)) as driver:
+    with GraphDatabase.driver(NEO4J_URIS[line], auth=("neo4j", NEO4J_TEST_PASSWORD)) as driver:
         for f in files:
-            if f.mode == "schema":
-                continue  # schema commands cannot be EXPLAINed; test_schema_applied_twice runs them
-            for text in _render_all(f):
+            if f.mode in ("schema", "part"):
+                continue  # schema commands cannot be EXPLAINed (test_schema_applied_twice runs them); parts run inside others
+            for text in _render_all(f, store):
                 summary = driver.execute_query("EXPLAIN " + text).summary
                 bad = [g for g in summary.gql_status_objects if g.raw_classification in ("DEPRECATION", "UNSUPPORTED")]
                 assert not bad, f"{f.path}: {bad[0].status_description}"
@@ -105,7 +140,7 @@ def test_no_cypher_file_is_unused():
 
 def test_every_file_has_a_header():
     for f in all_files():
-        assert f.purpose and f.params and f.mode in ("read", "write", "schema"), f.path
+        assert f.purpose and f.params and f.mode in ("read", "write", "schema", "part"), f.path
 
 
 def test_identifiers_are_validated_before_interpolation():
@@ -118,6 +153,20 @@ def test_identifiers_are_validated_before_interpolation():
         query("edges_put").render(rel_type="MENTIONS]->() DETACH DELETE n //")
     with pytest.raises(ValidationError):  # a slot the file does not have
         query("nodes_get").render(label="Memory")
+    # the vector candidate part: one of graphmem's own, and its identifiers checked like the rest
+    ann = query("vector_ann")
+    assert "db.index.vector.queryNodes('memory_embedding'" in ann.render(ann="global", index="memory_embedding",
+                                                                        label="Memory")  # label: the other part's
+    filtered = ann.render(ann="filtered", index="memory_embedding", label="Memory")
+    assert filtered.startswith("CYPHER 25\n") and "VECTOR INDEX memory_embedding FOR" in filtered
+    for bad in [{"ann": "global; MATCH (n) DETACH DELETE n"}, {"ann": "../store/nodes_delete"}, {}]:
+        with pytest.raises(ValidationError):
+            ann.render(**bad, index="memory_embedding", label="Memory")
+    for bad_index in ["memory_embedding) DETACH DELETE (n", "record_terms", "Memory"]:
+        with pytest.raises(ValidationError):
+            ann.render(ann="filtered", index=bad_index, label="Memory")
+    with pytest.raises(ValidationError):  # the filtered part needs the label
+        ann.render(ann="filtered", index="memory_embedding")
 
 
 PAYLOADS = [
@@ -162,7 +211,7 @@ def test_injection_payloads_stay_data(store, payload):
     assert store.edges("a", [m.id], types=[EdgeType.MENTIONS]) == []
 
 
-def test_a_correction_between_its_two_transactions_reads_as_one_current_version(store, monkeypatch, tmp_path):
+def test_a_correction_between_its_two_transactions_reads_as_one_current_version(store, line, monkeypatch, tmp_path):
     """Neo4j applies a commit to the store before its indexes: retiring the old version in the
     transaction that creates the new one let readers see neither as current (found by the soak
     in benchmarks/faults.py). The old version now retires in a second transaction; between the
@@ -176,14 +225,14 @@ def test_a_correction_between_its_two_transactions_reads_as_one_current_version(
     store.put("a", [new, retired], np.stack([unit(2), NAN]),
               [Edge(namespace="a", source=new.id, type=EdgeType.SUPERSEDES, target=old.id)])
     stored = "MATCH (n:Record {id: $id}) RETURN n.status AS status, n.retire_pending AS pending"
-    assert dict(run(stored, id=old.id).records[0]) == {"status": "active", "pending": True}
+    assert dict(run(line, stored, id=old.id).records[0]) == {"status": "active", "pending": True}
     assert [m.id for m in store.query("a", "memory", statuses=[Status.active])] == [new.id]
     assert {m.id: m.status for m in store.get("a", [old.id, new.id])} == {old.id: Status.superseded, new.id: Status.active}
     assert store.get("a", [old.id])[0].status is Status.active  # read alone: the state before the correction
     monkeypatch.undo()
-    reopened = make_store("neo4j", tmp_path)
+    reopened = make_store(line, tmp_path)
     try:
-        assert dict(run(stored, id=old.id).records[0]) == {"status": "superseded", "pending": None}
+        assert dict(run(line, stored, id=old.id).records[0]) == {"status": "superseded", "pending": None}
         assert reopened.get("a", [old.id])[0].status is Status.superseded
         assert [m.id for m in reopened.query("a", "memory", statuses=[Status.active])] == [new.id]
     finally:
@@ -203,13 +252,13 @@ def test_forgotten_text_is_in_no_node_property_or_index_entry(tmp_path, what):
         assert m.recall("weather", k=1)  # the rest is intact
     holds = "any(k IN keys(x) WHERE (x[k] IS :: STRING AND x[k] CONTAINS $s) OR " \
             "(x[k] IS :: LIST<STRING> AND any(v IN x[k] WHERE v CONTAINS $s)))"
-    assert run(f"MATCH (x) WHERE {holds} RETURN count(x) AS n", s=secret).records[0]["n"] == 0
-    assert run(f"MATCH ()-[x]->() WHERE {holds} RETURN count(x) AS n", s=secret).records[0]["n"] == 0
-    hits = run("CALL db.index.fulltext.queryNodes('record_terms', $q) YIELD node RETURN count(node) AS n", q=secret)
+    assert run("neo4j", f"MATCH (x) WHERE {holds} RETURN count(x) AS n", s=secret).records[0]["n"] == 0
+    assert run("neo4j", f"MATCH ()-[x]->() WHERE {holds} RETURN count(x) AS n", s=secret).records[0]["n"] == 0
+    hits = run("neo4j", "CALL db.index.fulltext.queryNodes('record_terms', $q) YIELD node RETURN count(node) AS n", q=secret)
     assert hits.records[0]["n"] == 0
 
 
-def test_deleting_a_memory_or_namespace_leaves_no_orphans(store):
+def test_deleting_a_memory_or_namespace_leaves_no_orphans(store, line):
     ann, tea = Entity(namespace="a", name="Ann", aliases=["Annie"]), Entity(namespace="a", name="Tea")
     msg = Message(namespace="a", session_id="s", content="Ann likes tea")
     m = MemoryRecord(namespace="a", text="Ann likes tea")
@@ -222,25 +271,26 @@ def test_deleting_a_memory_or_namespace_leaves_no_orphans(store):
     store.put("b", [MemoryRecord(namespace="b", text="kept")], np.stack([unit(1)]))
     store.set_meta("a", "soul", "kind")
     store.delete("a", [m.id])
-    assert run("MATCH ()-[r]->() WHERE r.memory_id = $id RETURN count(r) AS n", id=m.id).records[0]["n"] == 0
-    assert run("MATCH (n {id: $id}) RETURN count(n) AS n", id=m.id).records[0]["n"] == 0
+    assert run(line, "MATCH ()-[r]->() WHERE r.memory_id = $id RETURN count(r) AS n", id=m.id).records[0]["n"] == 0
+    assert run(line, "MATCH (n {id: $id}) RETURN count(n) AS n", id=m.id).records[0]["n"] == 0
     store.delete("a", [ann.id])
-    assert run("MATCH (x:EntityName {entity_id: $id}) RETURN count(x) AS n", id=ann.id).records[0]["n"] == 0
+    assert run(line, "MATCH (x:EntityName {entity_id: $id}) RETURN count(x) AS n", id=ann.id).records[0]["n"] == 0
     assert store.delete_namespace("a") == 2  # tea and the message
-    left = run("MATCH (n) WHERE n.namespace = 'a' OR n.name = 'a' RETURN count(n) AS n").records[0]["n"]
+    left = run(line, "MATCH (n) WHERE n.namespace = 'a' OR n.name = 'a' RETURN count(n) AS n").records[0]["n"]
     assert left == 0
     dangling = run(
-        "MATCH (x:EntityName) WHERE NOT EXISTS { MATCH (e:Entity {namespace: x.namespace, id: x.entity_id}) } "
+        line, "MATCH (x:EntityName) WHERE NOT EXISTS { MATCH (e:Entity {namespace: x.namespace, id: x.entity_id}) } "
         "RETURN count(x) AS n"
     ).records[0]["n"]
     assert dangling == 0
     assert store.count("b")["memory"] == 1 and store.has_namespace("b") and not store.has_namespace("a")
 
 
-def test_vector_search_is_tenant_correct_when_the_namespace_is_a_small_share(tmp_path):
-    """5,000 vectors of tenant "big", 50 of tenant "small" (1%): the HNSW index's global top
-    candidates are nearly all big's, yet small gets its exact top-k, and big its own."""
-    store = make_store("neo4j", tmp_path, exact_below=100)  # force the ANN path
+def test_vector_search_is_tenant_correct_when_the_namespace_is_a_small_share(line, tmp_path):
+    """5,000 vectors of tenant "big", 50 of tenant "small" (1%): on 5.26 the HNSW index's global
+    top candidates are nearly all big's, on 2026.x the index searches small's alone; either way
+    small gets its exact top-k, and big its own."""
+    store = make_store(line, tmp_path, exact_below=100)  # force the ANN path
     try:
         rng = np.random.default_rng(3)
         big = rng.normal(size=(5000, DIM)).astype(np.float32)
@@ -310,31 +360,33 @@ def test_wrong_password_is_a_configuration_error():
     s.close()
 
 
-def test_wrong_dimension_is_refused_at_write_time(store):
+def test_wrong_dimension_is_refused_at_write_time(store, line):
     with pytest.raises(ValidationError, match="embedding dimension is 8"):
         store.put("a", [MemoryRecord(namespace="a", text="x")], np.ones((1, DIM * 2), dtype=np.float32))
     with pytest.raises(ValidationError):
         store.vector_search("a", "memory", np.ones(DIM * 2, dtype=np.float32), 3, [Status.active])
     # the index's own dimension matches the store's, so nothing can be written and then silently missed
-    dims = {r["dim"] for r in run("SHOW VECTOR INDEXES YIELD options "
-                                  "RETURN options.indexConfig.`vector.dimensions` AS dim").records}
+    dims = {r["dim"] for r in run(line, "SHOW VECTOR INDEXES YIELD options "
+                                        "RETURN options.indexConfig.`vector.dimensions` AS dim").records}
     assert dims == {DIM}
 
 
-def test_read_only_exploration_refuses_writes(store):
+def test_read_only_exploration_refuses_writes(store, line):
     with pytest.raises(ValidationError, match="read-only"):
         store.explore("CREATE (:Intruder {x: 1})", {}, "default")
-    assert run("MATCH (n:Intruder) RETURN count(n) AS n").records[0]["n"] == 0
+    assert run(line, "MATCH (n:Intruder) RETURN count(n) AS n").records[0]["n"] == 0
 
 
-def test_cli_init_and_cypher_on_neo4j(tmp_path, monkeypatch):
-    wipe_neo4j()
-    for key, value in {"GRAPHMEM_BACKEND": "neo4j", "GRAPHMEM_NEO4J_URI": NEO4J_TEST_URI,
+def test_cli_init_and_cypher_on_neo4j(line, tmp_path, monkeypatch):
+    wipe_neo4j(line)
+    for key, value in {"GRAPHMEM_BACKEND": "neo4j", "GRAPHMEM_NEO4J_URI": NEO4J_URIS[line],
                        "GRAPHMEM_NEO4J_PASSWORD": NEO4J_TEST_PASSWORD, "GRAPHMEM_ENRICHMENT": "manual", "COLUMNS": "250"}.items():
         monkeypatch.setenv(key, value)
     runner = CliRunner()
     res = runner.invoke(app, ["init"])
     assert res.exit_code == 0 and "Neo4j" in res.output, res.output
+    assert ("Neo4j 2026." if line == "neo4j-2026" else "Neo4j 5.26.") in res.output
+    assert ("in-index namespace filter" in res.output) is (line == "neo4j-2026")
     res = runner.invoke(app, ["-n", "t1", "remember", "Ann prefers green tea", "--subject", "Ann",
                               "--predicate", "prefers", "--object", "green tea"])
     assert res.exit_code == 0, res.output
@@ -413,13 +465,13 @@ def test_restart_mid_run_loses_no_acknowledged_write(tmp_path):
         store.close()
 
 
-def test_one_query_layer_search_answers_as_the_single_calls_do(tmp_path):
+def test_one_query_layer_search_answers_as_the_single_calls_do(line, tmp_path):
     """``Neo4jStore.search_layer`` (one query: vector, keyword, graph rings, cosines, records)
     gives what ``layers.search_layer`` composes from the single calls, through the HNSW index
     and by an exact scan, with a look-alike tenant beside it that it never returns."""
     rng = np.random.default_rng(5)
-    ann_store = make_store("neo4j", tmp_path, exact_below=100)  # the HNSW path: 500 memories in the database
-    exact_store = make_store("neo4j", tmp_path)  # the same data, scanned exactly
+    ann_store = make_store(line, tmp_path, exact_below=100)  # the HNSW path: 500 memories in the database
+    exact_store = make_store(line, tmp_path)  # the same data, scanned exactly
     words = ["coffee", "tea", "hiking", "chess", "rust", "python", "paris", "tokyo"]
     ids = {}
     try:

@@ -17,7 +17,7 @@ import uuid
 import httpx
 import pytest
 
-from .conftest import BACKENDS, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI, wipe_neo4j, without_ids
+from .conftest import SURFACE_BACKENDS, NEO4J_TEST_PASSWORD, NEO4J_TEST_URI, wipe_neo4j, without_ids
 
 SECRET = "the vault code is 7431"  # B's; must never reach A
 
@@ -84,7 +84,7 @@ class Live(ServerProcess):
         return httpx.Client(base_url=self.url, timeout=120, headers={"Authorization": f"Bearer {key}"} if key else {})
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
+@pytest.fixture(scope="module", params=SURFACE_BACKENDS)
 def live(request, tmp_path_factory):
     if request.param == "neo4j":
         request.getfixturevalue("neo4j_server")

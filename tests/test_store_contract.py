@@ -15,16 +15,14 @@ from graphmem.models import (
     Edge, EdgeType, Entity, Episode, MemoryRecord, Message, Procedure, Relation, Session, Status, Step, utcnow,
 )
 
-from .conftest import BACKENDS, DIM, make_store, unit
+from .conftest import BACKENDS, DIM, make_store, serve_backend, unit
 
 NAN = np.full(DIM, np.nan, dtype=np.float32)
 
 
 @pytest.fixture(params=[*BACKENDS, "embedded-ann"] if "embedded" in BACKENDS else BACKENDS)
 def backend(request) -> str:
-    if request.param == "neo4j":
-        request.getfixturevalue("neo4j_server")
-    return request.param
+    return serve_backend(request, request.param)
 
 
 def mem(text: str, ns: str = "a", **kw) -> MemoryRecord:

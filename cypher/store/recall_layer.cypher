@@ -1,5 +1,5 @@
-// purpose: one recall layer in one read: the vector top-k (HNSW candidates of all tenants
-//          filtered to this namespace and rescored, or an exact scan of the namespace when
+// purpose: one recall layer in one read: the vector top-k (the namespace's HNSW candidates,
+//          found as this server's line can, see {ann}, or an exact scan of the namespace when
 //          $ann is 0) and after it the $pool next vector hits (id and cosine only, for a
 //          feedback pass to rank again), the BM25 top-k, the (node, entity) pairs of nodes
 //          mentioning the graph walk's entities ring by ring, cosines for the graph hits the
@@ -8,26 +8,21 @@
 //          graphmem.store.layers, as the embedded store does; Neo4j's cosine is (1 + cos) / 2,
 //          the store converts it back
 // params:  $namespace (string), $kind (string), $statuses (list<string>), $vector (list<float>),
-//          $prop (string): the live vector property, $index (string): the kind's vector index,
+//          $prop (string): the live vector property,
 //          $ann (int): HNSW candidates asked, 0 for an exact scan, $vector_k (int), $pool (int),
 //          $query (string|null: Lucene syntax built by the store from escaped terms and scope
 //          tokens), $keyword_k (int), $rings (list<list<string>>): entity ids, nearest ring
 //          first, $weights (map: entity id -> graph evidence), $pair_limit (int),
 //          $rescore (int), $graph_k (int);
-//          {label}: the kind's label
+//          {label}: the kind's label, {index}: its vector index, {ann}: the part that asks the
+//          index for this namespace's candidates on this server's line (cypher/parts/)
 // mode:    read
-CALL () {
-  UNWIND CASE WHEN $ann > 0 THEN [1] ELSE [] END AS go
-  CALL db.index.vector.queryNodes($index, $ann, $vector) YIELD node
-  WITH collect(node) AS hits
-  RETURN size(hits) AS seen,
-         [n IN hits WHERE n.namespace = $namespace AND coalesce(n.status, 'active') IN $statuses
-          | [n.id, vector.similarity.cosine(n[$prop], $vector)]] AS approximate
-}
+{ann}
 CALL () {
   UNWIND CASE WHEN $ann = 0 THEN [1] ELSE [] END AS go
   MATCH (n:{label})
-  WHERE n.namespace = $namespace AND coalesce(n.status, 'active') IN $statuses AND n[$prop] IS NOT NULL
+  USING INDEX n:{label}(namespace, id)
+  WHERE n.namespace = $namespace AND n.id IS NOT NULL AND coalesce(n.status, 'active') IN $statuses AND n[$prop] IS NOT NULL
   WITH n, vector.similarity.cosine(n[$prop], $vector) AS score
   ORDER BY score DESC, n.id
   LIMIT $vector_k + $pool

@@ -30,6 +30,8 @@ def init() -> None:
         where = f"Neo4j {s.neo4j_uri} database {s.neo4j_database!r}" if s.backend == "neo4j" and state.db is None \
             else str(state.db or s.path)
         out.print(f"store ready: {where} ({mem.embedder.name}, {mem.embedder.dim}-d)")
+        if hasattr(mem.store, "vector_path"):  # Neo4j: the version read at connect picks the vector search
+            out.print(f"Neo4j {mem.store.server_version_text}: vector search by {mem.store.vector_path}")
 
 
 @app.command()

@@ -1,9 +1,13 @@
 """The Cypher files in ``cypher/``: loaded by name, headers parsed, identifiers validated.
 
 Every statement graphmem runs on Neo4j lives in a file with a short header (purpose, params,
-mode). Values travel only as ``$parameters``. Labels and relationship types cannot be
-parameters in Cypher 5, so a file may name ``{label}`` or ``{rel_type}``: those are filled only
-from graphmem's fixed sets, after a check against ``IDENTIFIER``."""
+mode). Values travel only as ``$parameters``. Labels, relationship types and the index a
+``SEARCH`` clause names cannot be parameters, so a file may name ``{label}``, ``{rel_type}``,
+``{vector}`` or ``{index}``: those are filled only from graphmem's fixed sets, after a check
+against ``IDENTIFIER``. A file may also name ``{ann}``: the part (``cypher/parts/ann_<name>.cypher``)
+that finds a namespace's vector candidates on this server's line (``global``: Neo4j 5's shared
+HNSW index, filtered after it; ``filtered``: Cypher 25's ``SEARCH ... WHERE`` inside the index).
+A part that begins with ``CYPHER 25`` puts that line at the top of the statement."""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from pathlib import Path
 
 from ..errors import ConfigurationError, ValidationError
 from ..models import EdgeType
+from .base import VECTOR_KINDS
 
 IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LABELS = {
@@ -23,8 +28,12 @@ LABELS = {
     "step": "Step", "trace": "Trace", "trace_step": "TraceStep", "tool_call": "ToolCall", "tool": "Tool",
 }
 VECTOR_PROPS = ("embedding", "embedding_b")  # the live vectors and a re-embedding's, alternating
-_ALLOWED = {"label": set(LABELS.values()), "rel_type": {t.value for t in EdgeType}, "vector": set(VECTOR_PROPS)}
-_SLOT = re.compile(r"\{(label|rel_type|vector)\}")
+VECTOR_INDEXES = {f"{kind}_{prop}" for kind in VECTOR_KINDS for prop in VECTOR_PROPS}  # as schema/04 names them
+ANN_PARTS = ("global", "filtered")  # Neo4j 5.26 (a shared index, filtered after) and 2026.x (filtered inside it)
+_ALLOWED = {"label": set(LABELS.values()), "rel_type": {t.value for t in EdgeType}, "vector": set(VECTOR_PROPS),
+            "index": VECTOR_INDEXES}
+_SLOT = re.compile(r"\{(label|rel_type|vector|index|ann)\}")
+_CYPHER_25 = "CYPHER 25"
 
 
 def cypher_dir() -> Path:
@@ -45,23 +54,37 @@ class CypherFile:
     text: str  # the statement(s) without the header
     purpose: str
     params: str
-    mode: str  # read, write or schema
+    mode: str  # read, write, schema or part
 
     @property
     def slots(self) -> set[str]:
-        return set(_SLOT.findall(self.text))
+        """The slots of the file and of the parts it may put in."""
+        own = set(_SLOT.findall(self.text))
+        return own.union(*(part(f"ann_{p}").slots for p in ANN_PARTS)) if "ann" in own else own
 
     def render(self, **identifiers: str) -> str:
-        """The statement with ``{label}``/``{rel_type}`` filled; each value must be one of
-        graphmem's own labels or edge types and a plain identifier."""
-        if set(identifiers) != self.slots:
-            raise ValidationError(f"{self.name}.cypher needs {sorted(self.slots)}, got {sorted(identifiers)}")
-        text = self.text
-        for slot, value in identifiers.items():
+        """The statement with its part (``{ann}``) put in and ``{label}``, ``{rel_type}``,
+        ``{vector}`` and ``{index}`` filled; each value must be one of graphmem's own and a plain
+        identifier. An identifier only another part would use (``label``) is ignored."""
+        text, lead = self.text, ""
+        if "ann" in self.slots:
+            name = identifiers.get("ann")
+            if name not in ANN_PARTS:
+                raise ValidationError(f"{name!r} is not a vector candidate part (one of {', '.join(ANN_PARTS)})")
+            body = part(f"ann_{name}").text
+            if body.startswith(_CYPHER_25):
+                lead, body = _CYPHER_25 + "\n", body[len(_CYPHER_25):].lstrip()
+            text = text.replace("{ann}", body)
+        needed = set(_SLOT.findall(text))
+        given = set(identifiers) & needed if "ann" in self.slots else set(identifiers)  # another part's slot is ignored
+        if given != needed or not set(identifiers) <= self.slots:
+            raise ValidationError(f"{self.name}.cypher needs {sorted(needed)}, got {sorted(identifiers)}")
+        for slot in needed:
+            value = identifiers[slot]
             if not IDENTIFIER.fullmatch(value) or value not in _ALLOWED[slot]:
                 raise ValidationError(f"{value!r} is not a graphmem {slot}")
             text = text.replace("{" + slot + "}", value)
-        return text
+        return lead + text
 
     def statements(self, **identifiers: str) -> list[str]:
         """A schema file's statements (split at a ';' that ends a line), its slots filled."""
@@ -89,8 +112,8 @@ def parse(path: Path) -> CypherFile:
     if missing:
         raise ConfigurationError(f"{path} lacks a header line for {sorted(missing)}")
     mode = header["mode"][0].split()[0]
-    if mode not in ("read", "write", "schema"):
-        raise ConfigurationError(f"{path}: mode must be read, write or schema, not {mode!r}")
+    if mode not in ("read", "write", "schema", "part"):
+        raise ConfigurationError(f"{path}: mode must be read, write, schema or part, not {mode!r}")
     return CypherFile(
         name=path.stem, path=path, text="\n".join(body).strip(), purpose=" ".join(header["purpose"]),
         params=" ".join(header["params"]), mode=mode,
@@ -101,6 +124,12 @@ def parse(path: Path) -> CypherFile:
 def query(name: str) -> CypherFile:
     """A store query by file name (``cypher/store/<name>.cypher``)."""
     return parse(cypher_dir() / "store" / f"{name}.cypher")
+
+
+@functools.cache
+def part(name: str) -> CypherFile:
+    """A part that store queries put in through a slot (``cypher/parts/<name>.cypher``)."""
+    return parse(cypher_dir() / "parts" / f"{name}.cypher")
 
 
 def schema_files() -> list[CypherFile]:

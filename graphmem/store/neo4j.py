@@ -10,9 +10,12 @@ as parameters. Writes and reads run in managed transactions (``execute_write``/`
 read routing in a cluster, retries on transient errors and lost connections), and every driver
 error is mapped into graphmem's exception tree.
 
-Vector search is tenant-correct (see ``vector_search``): the HNSW index is shared by all
-namespaces, so its global top-k is only a candidate list; the store oversamples, filters and
-rescores exactly, and scans the namespace exactly when the candidates fall short.
+Vector search is tenant-correct (see ``vector_search``). The store reads the server's version
+at connect. On Neo4j 2026.x each vector index holds the namespace as a filter property and a
+search walks only the tenant's nodes (Cypher 25 ``SEARCH ... WHERE``). On 5.26 the HNSW index is
+shared by all namespaces, so its global top-k is only a candidate list; the store oversamples
+(adapting to the tenant's share), filters and rescores exactly, and scans the namespace exactly
+when the candidates fall short.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from .neo4j_search import SearchMixin, _norms
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = "1"
+FILTERED_SINCE = (2026, 1)  # the first Neo4j with vector indexes that filter inside the search
 _DELETE_BATCH = 10_000
 _NAMESPACE_TTL = 5.0
 
@@ -106,6 +110,8 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
         self._namespaces_seen: dict[str, float] = {}
         self._prop = VECTOR_PROPS[0]  # the live vector property; a re-embedding fills the other one
         self._next: tuple[str, int] | None = None
+        self.server_version: tuple[int, ...] | None = None  # read at connect
+        self.server_version_text = ""
         self.capabilities = StoreCapabilities(cypher=True, concurrent_reads=True)
 
     @property
@@ -206,6 +212,21 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
                     f"cannot reach Neo4j at {self.uri}: {exc}. Start it (scripts/neo4j-dev start, or docker compose "
                     "up -d) or set GRAPHMEM_NEO4J_URI"
                 ) from exc
+        if self.server_version is None:
+            self.server_version_text = str(self._read("server_version")[0]["version"])
+            self.server_version = tuple(int(x) for x in re.findall(r"\d+", self.server_version_text)[:3])
+
+    @property
+    def filtered_vectors(self) -> bool:
+        """Whether vector searches filter by namespace inside the index (Neo4j 2026.x)."""
+        return self.server_version is not None and self.server_version >= FILTERED_SINCE
+
+    @property
+    def vector_path(self) -> str:
+        """The vector search this server gets, in words (``graphmem init`` and the benchmarks print it)."""
+        if self.filtered_vectors:
+            return "in-index namespace filter (Cypher 25 SEARCH)"
+        return "shared HNSW index, oversampled per tenant and filtered after"
 
     def bound_embedder(self) -> tuple[str, int] | None:
         self._connect()
@@ -241,23 +262,37 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
         self._apply_schema(dim, self._prop)
 
     def _apply_schema(self, dim: int, prop: str, only_vectors: bool = False) -> None:
+        """On 2026.x a vector index without the namespace filter (made by Neo4j 5 before an
+        upgrade) is dropped and made again with it: an index is only a view of the vectors, which
+        the nodes keep."""
         with self._errors(), self._session() as session:
             for row in self._read("schema_vector_indexes"):
-                if row["name"].endswith("_" + prop) and row["dim"] is not None and int(row["dim"]) != dim:
+                if not row["name"].endswith("_" + prop):
+                    continue
+                if row["dim"] is not None and int(row["dim"]) != dim:
                     if self._read("embeddings_exist", _ids={"label": row["label"]}, prop=prop)[0]["found"]:
                         raise ConfigurationError(
                             f"the vector index {row['name']} at {self.uri} is {row['dim']}-d and holds vectors; "
                             f"the configured embedder makes {dim}-d ones"
                         )
                     session.run(query("schema_drop_index").text, {"name": row["name"]}).consume()
+                elif self.filtered_vectors and "namespace" not in row["properties"]:
+                    log.info("rebuilding the vector index %s with the namespace as a filter property", row["name"])
+                    session.run(query("schema_drop_index").text, {"name": row["name"]}).consume()
             covered = self._read("schema_fulltext_labels")
             if not only_vectors and covered and set(covered[0]["labels"]) != _fulltext_labels():
                 session.run(query("schema_drop_index").text, {"name": "record_terms"}).consume()  # rebuilt below
             for file in schema_files():
-                if only_vectors and "vector" not in file.slots:
-                    continue
+                vectors = "vector" in file.slots
+                if (only_vectors and not vectors) or (vectors and self.filtered_vectors):
+                    continue  # on 2026.x the vector indexes are made below, with the namespace filter
                 for statement in file.statements(vector=prop):
                     session.run(statement, {"dim": dim} if "$dim" in statement else {}).consume()
+            if self.filtered_vectors:
+                for kind in VECTOR_KINDS:
+                    statement = query("schema_vector_index_filtered").render(
+                        index=f"{kind}_{prop}", label=LABELS[kind], vector=prop)
+                    session.run(statement, {"dim": dim}).consume()
             session.run("CALL db.awaitIndexes(300)").consume()
 
     def close(self) -> None:

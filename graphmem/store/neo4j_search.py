@@ -1,6 +1,7 @@
-"""The Neo4j store's searches (a mixin of ``Neo4jStore``): tenant-correct vector top-k over the
-shared HNSW indexes, BM25 inside Lucene with the tenant's scope tokens, entities by name, the
-nodes that mention entities, cosines of given nodes, and the kinds a namespace holds."""
+"""The Neo4j store's searches (a mixin of ``Neo4jStore``): tenant-correct vector top-k (filtered
+inside the index on Neo4j 2026.x, over the shared HNSW indexes on 5.26), BM25 inside Lucene with
+the tenant's scope tokens, entities by name, the nodes that mention entities, cosines of given
+nodes, and the kinds a namespace holds."""
 
 from __future__ import annotations
 
@@ -35,12 +36,15 @@ class SearchMixin:
     def vector_search(
         self, namespace: str, kind: NodeKind, vector: np.ndarray, k: int, statuses: Sequence[Status]
     ) -> list[tuple[str, float]]:
-        """Tenant-correct top-k. The HNSW index is global, so ``db.index.vector.queryNodes``
-        returns the top-k of all tenants: its answer is only a list of candidates.
+        """Tenant-correct top-k. On Neo4j 2026.x the index filters by namespace inside its
+        search (``cypher/parts/ann_filtered.cypher``): every candidate is the tenant's. On 5.26
+        the HNSW index is global, so ``db.index.vector.queryNodes`` returns the top-k of all
+        tenants: its answer is only a list of candidates (``ann_global.cypher``).
 
         - A kind with fewer than ``exact_below`` nodes in the whole database is scanned exactly.
-        - Otherwise the index is asked for ``oversample * k`` candidates (at least 100); the
-          namespace's own, of the asked statuses, are rescored exactly.
+        - Otherwise the index is asked for ``oversample * k`` candidates (at least 100, which
+          an HNSW search also needs for its own recall); the namespace's own, of the asked
+          statuses, are rescored exactly.
         - If fewer than k survive while the index had more to give, the share of survivors
           sizes a second, larger ask (up to ``_MAX_CANDIDATES``); a namespace with no survivor,
           or still short, is scanned exactly. The share is remembered per namespace and kind,
@@ -56,7 +60,7 @@ class SearchMixin:
         candidates = self._ann_candidates(namespace, kind, k)
         while candidates:
             row = self._read(
-                "vector_ann", index=f"{kind}_{self._prop}", candidates=candidates, vector=qlist,
+                "vector_ann", _ids=self._ann_ids(kind), ann=candidates, vector=qlist,
                 namespace=namespace, statuses=status_values, prop=self._prop,
             )[0]
             scored = sorted(_cosines(row["scored"]), key=lambda t: (-t[1], t[0]))
@@ -68,6 +72,11 @@ class SearchMixin:
             "vector_exact", _ids={"label": label}, namespace=namespace, statuses=status_values, vector=qlist, k=k,
             prop=self._prop,
         ))
+
+    def _ann_ids(self, kind: NodeKind) -> dict[str, str]:
+        """The slots of a query that asks the vector index: this line's part, the index, the label."""
+        return {"ann": "filtered" if self.filtered_vectors else "global", "index": f"{kind}_{self._prop}",
+                "label": LABELS[kind]}
 
     def _ann_candidates(self, namespace: str, kind: NodeKind, k: int) -> int:
         """HNSW candidates to ask for a top-k: ``oversample * k`` (at least 100), more where the
@@ -112,9 +121,9 @@ class SearchMixin:
         q = unit_query(vector, self.dim).tolist()
         while True:
             (row,) = self._read(
-                "recall_layer", _ids={"label": LABELS[ask.kind]}, namespace=namespace, kind=ask.kind,
-                statuses=[Status(s).value for s in ask.statuses], vector=q, prop=self._prop,
-                index=f"{ask.kind}_{self._prop}", ann=ann, vector_k=k, pool=ask.pool, query=_lucene(namespace, ask.kind, text, ask.statuses),
+                "recall_layer", _ids=self._ann_ids(ask.kind), namespace=namespace, kind=ask.kind,
+                statuses=[Status(s).value for s in ask.statuses], vector=q, prop=self._prop, ann=ann, vector_k=k,
+                pool=ask.pool, query=_lucene(namespace, ask.kind, text, ask.statuses),
                 keyword_k=ask.keyword_k, rings=[list(ring) for ring in ask.rings], weights=dict(ask.weights),
                 pair_limit=ask.pair_limit, rescore=ask.rescore if ask.graph_k else 0, graph_k=ask.graph_k,
             )

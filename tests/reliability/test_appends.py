@@ -38,7 +38,7 @@ def test_turns_left_unembedded_by_a_stopped_process_are_embedded_on_open(backend
     first.add_messages("s", ["Alice flew to Lisbon on Monday.", "She stayed at the harbour."], wait=False)
     assert first.pending() == 2
     first.close()  # stopped before the background embedder ran
-    again = Memory(tmp_path / "graphmem.db") if backend == "embedded" else Memory(store=neo4j_store())
+    again = Memory(tmp_path / "graphmem.db") if backend == "embedded" else Memory(store=neo4j_store(backend))
     try:
         deadline = time.monotonic() + 120
         while again.pending() and time.monotonic() < deadline:  # no flush, no new write: it resumes by itself
@@ -51,7 +51,7 @@ def test_turns_left_unembedded_by_a_stopped_process_are_embedded_on_open(backend
 
 def test_a_turn_forgotten_while_being_embedded_is_not_written_back(backend, tmp_path, monkeypatch):
     writer = make_memory(backend, tmp_path, settings=Settings(enrichment="manual"))
-    other = Memory(tmp_path / "graphmem.db") if backend == "embedded" else Memory(store=neo4j_store())
+    other = Memory(tmp_path / "graphmem.db") if backend == "embedded" else Memory(store=neo4j_store(backend))
     try:
         msg = writer.add_messages("s", ["My locker code is 4471."], wait=False)[0]
         link = writer._enricher.linker.link

@@ -20,7 +20,7 @@ WRITERS, APPENDS = 3, 8
 
 def _open(backend: str, path: str) -> Memory:
     settings = Settings(enrichment="manual", extraction="off")
-    return Memory(path, settings=settings) if backend == "embedded" else Memory(store=neo4j_store(), settings=settings)
+    return Memory(path, settings=settings) if backend == "embedded" else Memory(store=neo4j_store(backend), settings=settings)
 
 
 def _append(backend: str, path: str, writer: int, start: mp.Event) -> None:
