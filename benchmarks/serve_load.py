@@ -1,8 +1,10 @@
 """Load on ``graphmem serve``: N concurrent clients on loopback for a bounded time against a
-live server process (one uvicorn worker), a mix of reads and writes, on each backend.
+live server (``--workers``: its processes, several settings compared in one run), a mix of
+reads and writes, on each backend.
 
-    python benchmarks/serve_load.py                       # 8 clients, 30 s, embedded
+    python benchmarks/serve_load.py                       # 8 clients, 30 s, embedded, 1 worker
     python benchmarks/serve_load.py --backends embedded,neo4j --clients 16 --seconds 60
+    python benchmarks/serve_load.py --backends embedded,neo4j --workers 1 2
     (Neo4j: the test server of scripts/neo4j-dev --test, or GRAPHMEM_TEST_NEO4J_URI)
 
 Before the clients start, ``--seed`` memories are written into the namespace through the
@@ -63,10 +65,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start(env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+def start(env: dict[str, str], workers: int) -> tuple[subprocess.Popen, str]:
     port = free_port()
     proc = subprocess.Popen([sys.executable, "-m", "graphmem.cli", "serve", "--port", str(port), "--log-level",
-                             "warning"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                             "warning", "--workers", str(workers)], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -125,8 +128,8 @@ def pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
 
 
-def run(backend: str, clients: int, seconds: float, n_seed: int, tmp: Path) -> tuple[list[str], list[str]]:
-    env = {**os.environ, "GRAPHMEM_PATH": str(tmp / f"load-{backend}.db"), "GRAPHMEM_KEYS_PATH": str(tmp / "keys.db"),
+def run(backend: str, workers: int, clients: int, seconds: float, n_seed: int, tmp: Path) -> tuple[list[str], list[str]]:
+    env = {**os.environ, "GRAPHMEM_PATH": str(tmp / f"load-{backend}-{workers}.db"), "GRAPHMEM_KEYS_PATH": str(tmp / "keys.db"),
            "GRAPHMEM_EXTRACTION": "off", "GRAPHMEM_ENRICHMENT": "background"}
     if backend == "neo4j":
         env.update(GRAPHMEM_BACKEND="neo4j",
@@ -134,7 +137,7 @@ def run(backend: str, clients: int, seconds: float, n_seed: int, tmp: Path) -> t
                    GRAPHMEM_NEO4J_PASSWORD=os.environ.get("GRAPHMEM_TEST_NEO4J_PASSWORD", "graphmem-dev"))
     namespace = f"load-{int(time.time())}"
     ids = seed(env, namespace, n_seed)
-    proc, url = start(env)
+    proc, url = start(env, workers)
     try:
         out: dict[str, list[float]] = defaultdict(list)
         errors: list[str] = []
@@ -152,9 +155,9 @@ def run(backend: str, clients: int, seconds: float, n_seed: int, tmp: Path) -> t
         proc.terminate()
         proc.wait(30)
     every = [v for vs in out.values() for v in vs]
-    row = [f"| {backend} | {clients} | {wall:.0f} | {len(every)} | {len(every) / wall:.1f} | {pct(every, .5):.1f} | "
+    row = [f"| {backend} | {workers} | {clients} | {wall:.0f} | {len(every)} | {len(every) / wall:.1f} | {pct(every, .5):.1f} | "
            f"{pct(every, .95):.1f} | {pct(every, .99):.1f} | {len(errors)} |"]
-    ops = [f"| {backend} | {op} | {len(v)} | {pct(v, .5):.1f} | {pct(v, .95):.1f} |" for op, v in sorted(out.items())]
+    ops = [f"| {backend} | {workers} | {op} | {len(v)} | {pct(v, .5):.1f} | {pct(v, .95):.1f} |" for op, v in sorted(out.items())]
     if errors:
         print(f"{backend}: first errors: {errors[:5]}", file=sys.stderr)
     return row, ops
@@ -166,15 +169,17 @@ def main() -> None:
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--seed", type=int, default=2000, help="memories written before the clients start")
+    ap.add_argument("--workers", type=int, nargs="+", default=[1], help="graphmem serve --workers, each in turn")
     args = ap.parse_args()
-    rows = ["| backend | clients | seconds | requests | requests/s | p50 ms | p95 ms | p99 ms | errors |",
-            "|---|---|---|---|---|---|---|---|---|"]
-    ops = ["| backend | operation | requests | p50 ms | p95 ms |", "|---|---|---|---|---|"]
+    rows = ["| backend | workers | clients | seconds | requests | requests/s | p50 ms | p95 ms | p99 ms | errors |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    ops = ["| backend | workers | operation | requests | p50 ms | p95 ms |", "|---|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory() as tmp:
         for backend in args.backends.split(","):
-            r, o = run(backend.strip(), args.clients, args.seconds, args.seed, Path(tmp))
-            rows += r
-            ops += o
+            for workers in args.workers:
+                r, o = run(backend.strip(), workers, args.clients, args.seconds, args.seed, Path(tmp))
+                rows += r
+                ops += o
     print("\n".join(rows))
     print()
     print("\n".join(ops))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from typing import Any
 
 from .errors import GraphMemError
@@ -40,6 +41,15 @@ class BackgroundWorker:
     def run_job(self, job: Any) -> None:
         raise NotImplementedError
 
+    def waiting(self) -> bool:
+        """Whether work is queued that another process holds now (after ``next_job`` found
+        none to take): the worker looks again every ``poll_seconds`` instead of going idle."""
+        return False
+
+    @property
+    def poll_seconds(self) -> float:
+        return 1.0
+
     # shared -------------------------------------------------------------------------------
     def kick(self) -> None:
         """Start the thread if needed and tell it there is work (background mode only)."""
@@ -58,8 +68,11 @@ class BackgroundWorker:
         if self.mode == "off":
             return
         if self.mode == "manual":
-            while (job := self.next_job(final=True)) is not None:
-                self.run_job(job)
+            while (job := self.next_job(final=True)) is not None or self.waiting():
+                if job is None:
+                    time.sleep(self.poll_seconds)  # another process holds it: wait until it is done, or ours
+                else:
+                    self.run_job(job)
             return
         self._final = True
         self.kick()
@@ -83,6 +96,9 @@ class BackgroundWorker:
             self._wake.clear()
             try:
                 job = self.next_job(self._final)
+                if job is None and self.waiting():  # another process holds the rest: look again soon
+                    self._wake.wait(self.poll_seconds)
+                    continue
                 if job is None:
                     self._final = False
                     self._idle.set()

@@ -223,6 +223,10 @@ class Settings(BaseSettings):
         "flush()/`graphmem extract`, or never"
     )
     extract_every: int = Field(default=4, ge=1, le=64, description="messages per extraction window")
+    extraction_lease_seconds: float = Field(
+        default=120.0, ge=0.5, le=3600, description="a process extracting a session's window holds a lease on it in "
+        "the store (renewed every third of this while the model runs): other processes sharing the store skip the "
+        "session, and take it over when a dead process's lease runs out")
     extract_budget_tokens: int = Field(
         default=400, ge=0, description="when several windows of a session are queued, consecutive ones are sent as one while "
         "their text (the assistant's turns as the model sees them) stays within about this many tokens; 0: never merge")

@@ -74,6 +74,8 @@ def test_compose_runs_the_api_on_neo4j_on_loopback_only():
     assert "/ready" in " ".join(api["healthcheck"]["test"]) and "graphmem-data" in compose["volumes"]
     assert env["GRAPHMEM_FIRST_KEY"].startswith("${GRAPHMEM_FIRST_KEY:?")  # compose refuses to start without it
     assert api["restart"].startswith("on-failure:")  # a configuration error never loops
+    assert api["deploy"]["replicas"] == 2 and "container_name" not in api  # replicas share the one Neo4j
+    assert api["ports"] == ["127.0.0.1:8765-8766:8765"]  # a host port each
 
 
 @pytest.mark.skipif("neo4j" not in BACKENDS, reason="GRAPHMEM_TEST_BACKENDS excludes neo4j")

@@ -69,6 +69,9 @@ class ServerProcess:
 
 
 class Live(ServerProcess):
+    """A ``graphmem serve`` of ``backend``; ``embedded-2workers``: the embedded store served by
+    two processes (``--workers 2``), the shape several workers or replicas give."""
+
     def __init__(self, backend: str, tmp, **env: str) -> None:
         env = {**os.environ, "GRAPHMEM_EXTRACTION": "manual", "GRAPHMEM_PATH": str(tmp / "serve.db"),
                "GRAPHMEM_KEYS_PATH": str(tmp / "keys.db"), "GRAPHMEM_SERVE_MAX_BODY": str(2**20), **env}
@@ -76,7 +79,9 @@ class Live(ServerProcess):
             wipe_neo4j()  # other tests bind the database to their 8-d test embedder
             env.update(GRAPHMEM_BACKEND="neo4j", GRAPHMEM_NEO4J_URI=NEO4J_TEST_URI,
                        GRAPHMEM_NEO4J_PASSWORD=NEO4J_TEST_PASSWORD)
-        super().__init__(env, tmp, ["serve", "--log-level", "warning"], "/health", "serve")
+        self.backend = backend
+        workers = ["--workers", "2"] if backend == "embedded-2workers" else []
+        super().__init__(env, tmp, ["serve", "--log-level", "warning", *workers], "/health", "serve")
         self.url = self.base
         self.ns = "t" + uuid.uuid4().hex[:8]  # this run's namespaces (Neo4j keeps other tests' data apart too)
 
@@ -84,7 +89,7 @@ class Live(ServerProcess):
         return httpx.Client(base_url=self.url, timeout=120, headers={"Authorization": f"Bearer {key}"} if key else {})
 
 
-@pytest.fixture(scope="module", params=SURFACE_BACKENDS)
+@pytest.fixture(scope="module", params=[*SURFACE_BACKENDS, "embedded-2workers"])
 def live(request, tmp_path_factory):
     if request.param == "neo4j":
         request.getfixturevalue("neo4j_server")
@@ -109,12 +114,31 @@ def test_an_idle_connection_stays_open_longer_than_clients_keep_it(live):
 
     conn = http.client.HTTPConnection("127.0.0.1", live.port, timeout=30)
     try:
+        pids = set()
         for _ in range(2):
             conn.request("GET", "/health")
-            assert conn.getresponse().read() == b'{"status":"ok"}'
+            body = json.loads(conn.getresponse().read())
+            assert body["status"] == "ok"
+            pids.add(body["pid"])
             time.sleep(6)  # the same socket after 6 idle seconds
+        assert len(pids) == 1  # one connection, one process
     finally:
         conn.close()
+
+
+def test_every_worker_answers_on_the_one_port(live):
+    """``--workers 2``: two processes accept on the port (new connections reach both); one
+    process otherwise."""
+    want = 2 if live.backend == "embedded-2workers" else 1
+    pids: set[int] = set()
+    deadline = time.monotonic() + 60
+    while len(pids) < want and time.monotonic() < deadline:
+        pids.add(httpx.get(live.url + "/health", timeout=10).json()["pid"])  # a new connection each time
+    for _ in range(20):
+        pids.add(httpx.get(live.url + "/health", timeout=10).json()["pid"])
+    assert len(pids) == want, pids
+    if want == 2:
+        assert live.proc.pid not in pids  # the workers answer; the parent only supervises them
 
 
 def test_users_inside_a_namespace(live):
@@ -144,7 +168,7 @@ def test_open_loopback_server_serves_every_route(live):
     ns = live.ns + "-open"
     with live.client() as c:
         q = {"namespace": ns}
-        assert c.get("/health").json() == {"status": "ok"} and c.get("/ready").json()["status"] == "ready"
+        assert c.get("/health").json()["status"] == "ok" and c.get("/ready").json()["status"] == "ready"
         spec = c.get("/openapi.json").json()
         assert "/v1/recall" in spec["paths"] and "/v1/sessions/{session_id}/messages" in spec["paths"]
         assert set(spec["components"]["securitySchemes"]) == {"bearer", "apiKey"}  # /docs has an Authorize button

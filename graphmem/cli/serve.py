@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
 import signal
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -80,6 +83,29 @@ def serving_settings():
 KEEP_ALIVE_S = 75
 
 
+WORKER_SPEC = "GRAPHMEM_SERVE_WORKER"  # what serve --workers hands its worker processes (JSON)
+
+
+def _rest_app(host: str, allowed_host: list[str], cors_origin: list[str], keys=None):
+    """The REST app for these options, with its key store and host policy."""
+    from ..engine import Memory
+    from ..serve.app import create_app
+
+    conf = serving_settings()
+    keys = keys or serving_keys(conf)
+    hosts = host_policy(host, keys, allowed_host, cors_origin, conf)
+    return create_app(lambda: Memory(state.db, settings=conf), keys, max_body=conf.serve_max_body, hosts=hosts), \
+        conf, keys, hosts
+
+
+def worker_app():
+    """The app of one process of ``graphmem serve --workers N`` (uvicorn's factory: each worker
+    imports this and builds its own app, from the options the parent put in the environment)."""
+    spec = json.loads(os.environ[WORKER_SPEC])
+    state.db = Path(spec["db"]) if spec["db"] else None
+    return _rest_app(spec["host"], spec["allowed_host"], spec["cors_origin"], keys=key_store())[0]
+
+
 @app.command()
 @handles_errors
 def serve(
@@ -88,21 +114,25 @@ def serve(
     log_level: str = typer.Option("info", "--log-level", help="uvicorn's: critical, error, warning, info, debug"),
     allowed_host: list[str] = ALLOWED_HOST,
     cors_origin: list[str] = CORS_ORIGIN,
+    workers: int = typer.Option(1, "--workers", min=1, max=64, help="server processes sharing the port and the store "
+                                "(each runs its own background work; extraction windows are claimed with leases in "
+                                "the store, so each is extracted once)"),
 ) -> None:
     """Serve the REST API (OpenAPI at /openapi.json, docs at /docs). With no API keys it runs
     open, on loopback only; with keys every request needs one and acts in its namespace."""
     uvicorn = _uvicorn()
-    from ..engine import Memory
-    from ..serve.app import create_app
-
-    conf = serving_settings()
-    keys = serving_keys(conf)
-    hosts = host_policy(host, keys, allowed_host, cors_origin, conf)
-    server = create_app(lambda: Memory(state.db, settings=conf), keys, max_body=conf.serve_max_body, hosts=hosts)
+    server, conf, keys, hosts = _rest_app(host, allowed_host, cors_origin)
     mode = "API keys required" if keys.any() else "open (no API keys; loopback only)"
     out.print(f"graphmem serve: http://{host}:{port} ({mode}; store {conf.backend}; keys {keys.path}; answers to "
-              f"{hosts.hosts_text}; CORS {', '.join(sorted(hosts.origins)) or 'off'})", highlight=False)
-    uvicorn.run(server, host=host, port=port, log_level=log_level, timeout_keep_alive=KEEP_ALIVE_S)
+              f"{hosts.hosts_text}; CORS {', '.join(sorted(hosts.origins)) or 'off'}; "
+              f"{workers} worker{'s' if workers > 1 else ''})", highlight=False)
+    if workers == 1:
+        uvicorn.run(server, host=host, port=port, log_level=log_level, timeout_keep_alive=KEEP_ALIVE_S)
+        return
+    os.environ[WORKER_SPEC] = json.dumps({"db": str(state.db) if state.db else None, "host": host,
+                                          "allowed_host": allowed_host, "cors_origin": cors_origin})
+    uvicorn.run("graphmem.cli.serve:worker_app", factory=True, workers=workers, host=host, port=port,
+                log_level=log_level, timeout_keep_alive=KEEP_ALIVE_S)
 
 
 @app.command()

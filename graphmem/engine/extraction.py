@@ -4,25 +4,37 @@ worker thread sends each window to the extractor and folds the result into the g
 
 The queue is durable: a session's ``extracted_upto`` cursor moves in the same transaction
 that writes a window's memories, so a restarted process resumes where the last one stopped.
-The write path never waits for the model."""
+The write path never waits for the model.
+
+Several processes may share one store (``graphmem serve --workers``, replicas on one Neo4j): a
+process claims a session's extraction with a lease in the store (``Store.claim``), renews it
+while the model runs and gives it back after; the others skip that session, and take it over
+once a dead process's lease runs out. A window is folded only while the session's cursor still
+stands at its start, so a window one process finished is never folded again by another that
+was asked the same window (its lease ran out while the model was slow)."""
 
 from __future__ import annotations
 
 import logging
+import os
 import re
+import socket
 import threading
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..extract import default_model_path
-from ..errors import ExtractionError
+from ..errors import ExtractionError, GraphMemError
 from ..extract.extractors import ASSISTANT_CHARS, ExtractionStats, Extractor, LlamaExtractor, OpenAICompatibleExtractor, extract_window
 from ..extract.schema import Extraction
 from ..lifecycle import GraphBuilder, Parts, WindowFolder
 from ..lifecycle.chains import Change
 from ..models import Message, Session, utcnow
+from ..store.base import lease_holder
 from ..settings import Settings
 from ..text import STOPWORDS, keywords
 from ..telemetry import spanned, window_attributes
@@ -104,6 +116,26 @@ class Counters:
     log: list[dict[str, Any]] = field(default_factory=list)
 
 
+def lease_key(session_id: str) -> str:
+    """The lease a process holds on a session's extraction (kept in the namespace's meta)."""
+    return f"lease:extract:{session_id}"
+
+
+def _dead_here(owner: str) -> bool:
+    """Whether a lease's owner (``host:pid:tag``) was a process of this machine that is gone."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # alive, another user's
+        return False
+    return False
+
+
 class ExtractionWorker(BackgroundWorker):
     label = "extraction"
 
@@ -113,6 +145,56 @@ class ExtractionWorker(BackgroundWorker):
         self.folder = WindowFolder(parts, builder)
         self._extractor = extractor
         self.counters = Counters()
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"  # this worker, in leases
+        self.held_elsewhere = False  # the last next_job() skipped a session another process holds
+
+    @property
+    def lease_seconds(self) -> float:
+        return self.parts.settings.extraction_lease_seconds
+
+    def waiting(self) -> bool:
+        return self.held_elsewhere
+
+    def claim(self, namespace: str, session_id: str) -> bool:
+        """Take (or renew) the session's extraction lease; a lease of a process of this machine
+        that no longer runs (killed, crashed) is taken over at once instead of when it runs out."""
+        store, key = self.parts.store, lease_key(session_id)
+        if store.claim(namespace, key, self.owner, self.lease_seconds):
+            return True
+        holder = lease_holder(store.get_meta(namespace, key))[0]
+        return holder is not None and _dead_here(holder) and store.claim(
+            namespace, key, self.owner, self.lease_seconds, take_from=holder)
+
+    @contextmanager
+    def leased(self, namespace: str, session_id: str) -> Iterator[bool]:
+        """Hold the session's extraction lease for the block (True), renewed every third of its
+        term, and give it back after; False (and nothing held) while another process holds it."""
+        store, key, term = self.parts.store, lease_key(session_id), self.lease_seconds
+        if not self.claim(namespace, session_id):
+            yield False
+            return
+        stop = threading.Event()
+
+        def renew() -> None:
+            while not stop.wait(term / 3):
+                try:
+                    if not store.claim(namespace, key, self.owner, term):
+                        log.warning("the extraction lease on %s %s passed to another process", namespace, session_id)
+                        return
+                except GraphMemError as exc:  # the store is unreachable for now: try again at the next beat
+                    log.warning("renewing the extraction lease on %s %s failed: %s", namespace, session_id, exc)
+
+        beat = threading.Thread(target=renew, name="graphmem-extraction-lease", daemon=True)
+        beat.start()
+        try:
+            yield True
+        finally:
+            stop.set()
+            beat.join()
+            try:
+                store.release(namespace, key, self.owner)
+            except GraphMemError as exc:  # it runs out by itself
+                log.warning("giving back the extraction lease on %s %s failed: %s", namespace, session_id, exc)
 
     @property
     def mode(self) -> str:
@@ -139,12 +221,24 @@ class ExtractionWorker(BackgroundWorker):
         return out
 
     def next_job(self, final: bool, namespace: str | None = None) -> tuple[str, Session, int, int] | None:
-        """The oldest pending window, merged with the next ones of its session while their text
+        """The oldest pending window of a session no other process holds (``held_elsewhere``
+        says whether one was skipped), merged with the next ones of its session while their text
         stays within ``extract_budget_tokens``: fewer, fuller model calls when a backlog builds up
-        (a bulk import, a burst of short turns); a window that arrives alone is sent alone."""
+        (a bulk import, a burst of short turns); a window that arrives alone is sent alone. The
+        session's lease is claimed here and held by ``run_job``."""
         windows = self.pending(final, namespace)
-        if not windows:
-            return None
+        self.held_elsewhere = False
+        seen: set[tuple[str, str]] = set()
+        for i, (ns, session, _, _) in enumerate(windows):
+            if (ns, session.id) in seen:
+                continue
+            seen.add((ns, session.id))
+            if self.claim(ns, session.id):
+                return self._merged(windows[i:])
+            self.held_elsewhere = True
+        return None
+
+    def _merged(self, windows: list[tuple[str, Session, int, int]]) -> tuple[str, Session, int, int]:
         ns, session, start, end = windows[0]
         budget = self.parts.settings.extract_budget_tokens
         follow = [w for w in windows[1:] if w[0] == ns and w[1].id == session.id]
@@ -164,21 +258,34 @@ class ExtractionWorker(BackgroundWorker):
 
     def run_job(self, job: tuple[str, Session, int, int]) -> None:
         ns, session, start, end = job
-        self.process(ns, session.id, start, end)
+        with self.leased(ns, session.id) as held:  # claimed by next_job: renewed here, given back after
+            if held:
+                self.process(ns, session.id, start, end)
 
     def run_pending(self, *, final: bool = True, namespace: str | None = None, progress: Progress | None = None) -> int:
-        """Extract pending windows in the calling thread; returns how many model windows (merged
-        ones count once) were processed."""
+        """Extract pending windows in the calling thread, waiting for those another process
+        holds (until it finishes them, or its lease runs out and this one takes over); returns
+        how many model windows (merged ones count once) this process ran."""
         total = len(self.pending(final, namespace))
         if progress is not None:
             progress(0, total)
         done = 0
-        while (job := self.next_job(final, namespace)) is not None:
+        while True:
+            job = self.next_job(final, namespace)
+            if job is None:
+                if not self.held_elsewhere:
+                    return done
+                time.sleep(self.poll_seconds)
+                continue
             self.run_job(job)
             done += 1
             if progress is not None:
                 progress(total - len(self.pending(final, namespace)), total)
-        return done
+
+    @property
+    def poll_seconds(self) -> float:
+        """How often to look again at work another process holds."""
+        return min(5.0, self.lease_seconds / 4)
 
     def status(self, namespace: str | None) -> dict[str, Any]:
         """What ``Memory.extraction_status`` reports."""
@@ -203,12 +310,18 @@ class ExtractionWorker(BackgroundWorker):
         return out
 
     def retry_failed(self, namespace: str | None) -> int:
+        """Run the failed windows of every session no other process holds again."""
         done = 0
         for ns in [namespace] if namespace else self.parts.store.namespaces():
             for session in self.parts.store.query(ns, "session", limit=1_000_000):
-                for start, end in list(session.failed_windows):
-                    self.process(ns, session.id, start, end, retry=True)
-                    done += 1
+                if not session.failed_windows:
+                    continue
+                with self.leased(ns, session.id) as held:
+                    if not held:
+                        continue
+                    for start, end in list(session.failed_windows):
+                        self.process(ns, session.id, start, end, retry=True)
+                        done += 1
         return done
 
     # one window -------------------------------------------------------------------------
@@ -248,6 +361,14 @@ class ExtractionWorker(BackgroundWorker):
                     log.warning("session %s of %s is gone; window %d:%d dropped", session_id, namespace, start, end)
                     return False
                 session = found[0]
+                if retry:
+                    gone = (start, end) not in {tuple(w) for w in session.failed_windows}
+                else:
+                    gone = session.extracted_upto > start
+                if gone:
+                    log.info("window %s %s[%d:%d] was folded by another process; this one's reply is dropped",
+                             namespace, session_id, start, end)
+                    return False
                 out = Change(expect={session_id: session.updated_at})  # another writer appended meanwhile: fold again
                 if retry:
                     failed = [w for w in session.failed_windows if tuple(w) != (start, end)]

@@ -4,6 +4,7 @@ yet lists as empty rather than 404 (a new tenant's first read is not an error)."
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Iterator
 from datetime import datetime
@@ -51,9 +52,9 @@ class Deleted(BaseModel):
 
 # health ------------------------------------------------------------------------------------
 @router.get("/health", tags=["health"])
-def health() -> dict[str, str]:
-    """Liveness: the process answers."""
-    return {"status": "ok"}
+def health() -> dict[str, Any]:
+    """Liveness: the process answers (``pid``: which one, under ``graphmem serve --workers``)."""
+    return {"status": "ok", "pid": os.getpid()}
 
 
 @router.get("/ready", tags=["health"])

@@ -99,6 +99,26 @@ class AccessBuffer:
         self._last = time.monotonic()
 
 
+def lease_value(held: str | None, owner: str, now: float, seconds: float, take_from: str | None = None) -> str | None:
+    """A lease's next stored value when ``owner`` may take or renew it for ``seconds`` from
+    ``now`` (it is free, run out, already ``owner``'s, or ``take_from``'s: a holder known to be
+    dead), else None. ``held`` is the stored value: JSON ``{"owner", "until"}`` (seconds since
+    the epoch, on the clock that judges it)."""
+    holder, until = lease_holder(held)
+    if holder not in (None, owner, take_from) and until > now:
+        return None
+    return json.dumps({"owner": owner, "until": now + seconds})
+
+
+def lease_holder(held: str | None) -> tuple[str | None, float]:
+    """(owner, until) of a stored lease; (None, 0) for none or an unreadable one."""
+    try:
+        lease = json.loads(held) if held else {}
+        return str(lease["owner"]), float(lease["until"])
+    except (ValueError, KeyError, TypeError):
+        return None, 0.0
+
+
 def scope_token(namespace: str, kind: str, status: str | None) -> str:
     """One keyword-index token per (namespace, kind, status): a search ANDs it in, so the
     tenant filter runs inside the full-text index and its top-k is the tenant's own."""
@@ -299,6 +319,15 @@ class Store(Protocol):
     def get_meta(self, namespace: str, key: str) -> str | None: ...
 
     def set_meta(self, namespace: str, key: str, value: str | None) -> None: ...
+
+    def claim(self, namespace: str, key: str, owner: str, seconds: float, take_from: str | None = None) -> bool:
+        """Take or renew the lease ``key`` of ``namespace`` for ``owner`` until ``seconds`` from
+        now; False while another owner (other than ``take_from``, one the caller knows is dead)
+        holds it unexpired. Atomic across processes (and, on Neo4j, machines: the server's clock
+        judges). Kept in the namespace's meta (``get_meta`` reads it)."""
+
+    def release(self, namespace: str, key: str, owner: str) -> None:
+        """Give the lease ``key`` back if ``owner`` holds it (or nobody does)."""
 
     # nodes ------------------------------------------------------------------------------
     def put(

@@ -31,8 +31,8 @@ from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..telemetry import traced_methods
 from ..text import index_terms, normalise_name
 from .base import (
-    AccessBuffer, Accesses, StoreCapabilities, check_batch, entity_norms, first_named, hydrate, name_taken, named_lists,
-    node_text, prepare_vectors, scope_token, scoped,
+    AccessBuffer, Accesses, StoreCapabilities, check_batch, entity_norms, first_named, hydrate, lease_holder, lease_value,
+    name_taken, named_lists, node_text, prepare_vectors, scope_token, scoped,
 )
 from .embedded_ann import drop_indexes
 from .embedded_graph import GraphMixin
@@ -244,6 +244,21 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin):
                 cur.execute("DELETE FROM meta WHERE namespace = ? AND key = ?", (namespace, key))
             else:
                 cur.execute("INSERT OR REPLACE INTO meta VALUES (?, ?, ?)", (namespace, key, value))
+
+    def claim(self, namespace: str, key: str, owner: str, seconds: float, take_from: str | None = None) -> bool:
+        with self._lock, self._guard(), self._tx() as cur:  # BEGIN IMMEDIATE: one claim at a time, any process
+            row = cur.execute("SELECT value FROM meta WHERE namespace = ? AND key = ?", (namespace, key)).fetchone()
+            value = lease_value(row[0] if row else None, owner, time.time(), seconds, take_from)
+            if value is not None:
+                self._ensure_namespace(cur, namespace)
+                cur.execute("INSERT OR REPLACE INTO meta VALUES (?, ?, ?)", (namespace, key, value))
+            return value is not None
+
+    def release(self, namespace: str, key: str, owner: str) -> None:
+        with self._lock, self._guard(), self._tx() as cur:
+            row = cur.execute("SELECT value FROM meta WHERE namespace = ? AND key = ?", (namespace, key)).fetchone()
+            if row and lease_holder(row[0])[0] in (owner, None):
+                cur.execute("DELETE FROM meta WHERE namespace = ? AND key = ?", (namespace, key))
 
     @staticmethod
     def _ensure_namespace(cur: sqlite3.Cursor, namespace: str) -> None:

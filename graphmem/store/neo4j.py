@@ -40,6 +40,7 @@ from .base import (
     name_taken, prepare_vectors, scoped,
 )
 from .cypher import LABELS, VECTOR_PROPS, query, schema_files
+from .neo4j_meta import MetaMixin
 from .neo4j_reembed import ReembedMixin
 from .neo4j_retire import RetireMixin, retired_form
 from .neo4j_retire import retirements as _retirements
@@ -69,7 +70,7 @@ def _fulltext_labels() -> set[str]:
 
 
 @traced_methods("graphmem.store")
-class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
+class Neo4jStore(ExploreMixin, MetaMixin, ReembedMixin, RetireMixin, SearchMixin):
     """A Store on a Neo4j 5.26+ server (or cluster, or Aura). See the module docstring."""
 
     def __init__(
@@ -332,21 +333,6 @@ class Neo4jStore(ExploreMixin, ReembedMixin, RetireMixin, SearchMixin):
                 break
         self._write("namespace_delete_rest", namespace=namespace)
         return total
-
-    def get_meta(self, namespace: str, key: str) -> str | None:
-        rows = self._read("meta_get", namespace=namespace, key=key)
-        return rows[0]["value"] if rows else None
-
-    def set_meta(self, namespace: str, key: str, value: str | None) -> None:
-        def work(tx: Any) -> None:
-            if namespace:
-                self._tx(tx, "namespace_ensure", namespace=namespace, now=datetime.now(timezone.utc))
-            if value is None:
-                self._tx(tx, "meta_delete", namespace=namespace, key=key)
-            else:
-                self._tx(tx, "meta_set", namespace=namespace, key=key, value=value)
-
-        self._run(True, work)
 
     # nodes ---------------------------------------------------------------------------------
     def put(

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * Health
-         * @description Liveness: the process answers.
+         * @description Liveness: the process answers (``pid``: which one, under ``graphmem serve --workers``).
          */
         get: operations["health_health_get"];
         put?: never;
@@ -2593,7 +2593,7 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        [key: string]: string;
+                        [key: string]: unknown;
                     };
                 };
             };

@@ -1,0 +1,128 @@
+"""Several processes extracting one store (every backend): each session's windows are claimed
+with a lease in the store, so three processes share the work and a window is folded exactly
+once, also when one of them is SIGKILLed in the middle of a window (another takes its session
+over); and the lease itself: exclusive, renewable, given back, run out, taken from the dead."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import re
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from graphmem import Memory
+from graphmem.engine.extraction import lease_key
+from graphmem.extract.extractors import Completion
+from graphmem.settings import Settings
+
+from ..conftest import make_memory, neo4j_store
+
+SESSIONS, WINDOWS, EVERY = 3, 4, 4
+NAMES = ["Alice", "Bruno", "Chiara", "Dmitri", "Esther", "Farid", "Greta", "Hiro", "Ines", "Jonas", "Kalani", "Lior"]
+THINGS = ["a red kayak", "a cello", "a bonsai", "a telescope", "a sourdough starter", "a vintage camera",
+          "a chess clock", "a beehive", "a loom", "a harp", "a canoe", "a typewriter"]
+TURN = re.compile(r"window (\d+)")
+
+
+def turn(session: int, seq: int) -> str:
+    window = session * WINDOWS + seq // EVERY
+    return f"I, {NAMES[window]}, own {THINGS[window]} (window {window}, turn {seq})."
+
+
+class WindowExtractor:
+    """Answers every window with one memory naming it (from the window number its turns carry),
+    after ``delay`` seconds; with ``hang``, the first call writes ``marker`` and never returns
+    (its process is killed there). Every call is logged to ``calls`` (one line per window asked)."""
+
+    name = "test:windows"
+
+    def __init__(self, calls: Path, marker: Path | None = None, delay: float = 0.2) -> None:
+        self.calls, self.marker, self.delay = calls, marker, delay
+
+    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int,
+                 stop: Sequence[str] = ()) -> Completion:
+        window = int(TURN.findall(user)[0])
+        with self.calls.open("a") as f:
+            f.write(f"{window}\n")
+        if self.marker is not None:
+            self.marker.write_text(str(window))
+            time.sleep(600)
+        time.sleep(self.delay)
+        memory = {"t": f"{NAMES[window]} owns {THINGS[window]}", "k": "fact", "s": NAMES[window], "p": "owns",
+                  "o": THINGS[window], "i": 4, "c": "u"}
+        return Completion(json.dumps({"r": "", "m": [memory], "e": [], "ep": f"window {window}", "pr": []}), 10, 10)
+
+
+def _open(backend: str, path: str, extractor: Any = None) -> Memory:
+    settings = Settings(enrichment="manual", extraction="manual", extract_every=EVERY, extract_budget_tokens=0,
+                        extraction_lease_seconds=3)
+    if backend == "embedded":
+        return Memory(path, settings=settings, extractor=extractor)
+    return Memory(store=neo4j_store(backend), settings=settings, extractor=extractor)
+
+
+def _extract(backend: str, path: str, calls: str, marker: str | None, start: Any) -> None:
+    mem = _open(backend, path, WindowExtractor(Path(calls), Path(marker) if marker else None))
+    start.wait()
+    mem.extract()
+    mem.close()
+
+
+def test_three_processes_fold_each_window_once_and_survive_a_kill_mid_window(backend, tmp_path):
+    mem = make_memory(backend, tmp_path, settings=Settings(enrichment="manual", extraction="off"))
+    for s in range(SESSIONS):
+        mem.add_messages(f"s{s}", [turn(s, i) for i in range(WINDOWS * EVERY)])
+    mem.close()
+    path, calls, marker = str(tmp_path / "graphmem.db"), tmp_path / "calls.txt", tmp_path / "victim"
+    ctx = mp.get_context("spawn")
+    start = ctx.Event()
+    victim = ctx.Process(target=_extract, args=(backend, path, str(calls), str(marker), start))
+    workers = [ctx.Process(target=_extract, args=(backend, path, str(calls), None, start)) for _ in range(2)]
+    for p in (victim, *workers):
+        p.start()
+    start.set()
+    deadline = time.monotonic() + 300
+    while not marker.exists() and time.monotonic() < deadline and victim.exitcode is None:
+        time.sleep(0.05)
+    assert marker.exists(), "the victim never reached a window"
+    victim.kill()  # SIGKILL in the middle of its window: its lease stays in the store
+    victim.join()
+    for p in workers:
+        p.join(timeout=300)
+        assert p.exitcode == 0
+    asked = [int(line) for line in calls.read_text().split()]
+    assert sorted(set(asked)) == list(range(SESSIONS * WINDOWS))
+    assert len(asked) == SESSIONS * WINDOWS + 1  # every window asked once; the victim's asked again by another
+
+    after = _open(backend, path)
+    try:
+        texts = [m.text for m in after.list("memory", limit=1000)]
+        for w in range(SESSIONS * WINDOWS):  # folded exactly once each
+            assert texts.count(f"{NAMES[w]} owns {THINGS[w]}") == 1, (w, texts)
+        for s in range(SESSIONS):
+            session = after.store.get("default", [f"s{s}"])[0]
+            assert (session.extracted_upto, session.windows_done) == (WINDOWS * EVERY, WINDOWS)
+            assert after.store.get_meta("default", lease_key(f"s{s}")) is None  # every lease given back
+        assert after.extraction_status()["queued_partial"] == 0
+    finally:
+        after.close()
+
+
+def test_a_lease_is_exclusive_renewable_given_back_and_runs_out(store):
+    key = lease_key("s1")
+    assert store.claim("a", key, "host:1:a", 30)
+    assert not store.claim("a", key, "host:2:b", 30)  # held
+    assert store.claim("a", key, "host:1:a", 30)  # renewed by its owner
+    assert store.claim("b", key, "host:2:b", 30)  # another namespace, another lease
+    assert not store.claim("a", key, "host:3:c", 30, take_from="host:9:z")  # not the holder named
+    assert store.claim("a", key, "host:2:b", 30, take_from="host:1:a")  # its holder is known to be dead
+    store.release("a", key, "host:1:a")  # no longer its lease: nothing given back
+    assert not store.claim("a", key, "host:1:a", 30)
+    store.release("a", key, "host:2:b")
+    assert store.get_meta("a", key) is None
+    assert store.claim("a", key, "host:1:a", 0.5)
+    time.sleep(1.0)
+    assert store.claim("a", key, "host:2:b", 30)  # the first one's ran out
