@@ -145,7 +145,7 @@ class ExtractionWorker(BackgroundWorker):
         self.folder = WindowFolder(parts, builder)
         self._extractor = extractor
         self.counters = Counters()
-        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"  # this worker, in leases
+        self._name = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.held_elsewhere = False  # the last next_job() skipped a session another process holds
 
     @property
@@ -155,22 +155,28 @@ class ExtractionWorker(BackgroundWorker):
     def waiting(self) -> bool:
         return self.held_elsewhere
 
-    def claim(self, namespace: str, session_id: str) -> bool:
+    @property
+    def owner(self) -> str:
+        """Who holds a lease: this worker in this thread (the background thread and a caller's
+        ``extract()`` in the same process are two holders; ``host:pid:...``)."""
+        return f"{self._name}:{threading.get_ident()}"
+
+    def claim(self, namespace: str, session_id: str, owner: str) -> bool:
         """Take (or renew) the session's extraction lease; a lease of a process of this machine
         that no longer runs (killed, crashed) is taken over at once instead of when it runs out."""
         store, key = self.parts.store, lease_key(session_id)
-        if store.claim(namespace, key, self.owner, self.lease_seconds):
+        if store.claim(namespace, key, owner, self.lease_seconds):
             return True
         holder = lease_holder(store.get_meta(namespace, key))[0]
         return holder is not None and _dead_here(holder) and store.claim(
-            namespace, key, self.owner, self.lease_seconds, take_from=holder)
+            namespace, key, owner, self.lease_seconds, take_from=holder)
 
     @contextmanager
     def leased(self, namespace: str, session_id: str) -> Iterator[bool]:
         """Hold the session's extraction lease for the block (True), renewed every third of its
-        term, and give it back after; False (and nothing held) while another process holds it."""
-        store, key, term = self.parts.store, lease_key(session_id), self.lease_seconds
-        if not self.claim(namespace, session_id):
+        term, and give it back after; False (and nothing held) while another holds it."""
+        store, key, term, owner = self.parts.store, lease_key(session_id), self.lease_seconds, self.owner
+        if not self.claim(namespace, session_id, owner):
             yield False
             return
         stop = threading.Event()
@@ -178,7 +184,7 @@ class ExtractionWorker(BackgroundWorker):
         def renew() -> None:
             while not stop.wait(term / 3):
                 try:
-                    if not store.claim(namespace, key, self.owner, term):
+                    if not store.claim(namespace, key, owner, term):
                         log.warning("the extraction lease on %s %s passed to another process", namespace, session_id)
                         return
                 except GraphMemError as exc:  # the store is unreachable for now: try again at the next beat
@@ -192,7 +198,7 @@ class ExtractionWorker(BackgroundWorker):
             stop.set()
             beat.join()
             try:
-                store.release(namespace, key, self.owner)
+                store.release(namespace, key, owner)
             except GraphMemError as exc:  # it runs out by itself
                 log.warning("giving back the extraction lease on %s %s failed: %s", namespace, session_id, exc)
 
@@ -233,7 +239,7 @@ class ExtractionWorker(BackgroundWorker):
             if (ns, session.id) in seen:
                 continue
             seen.add((ns, session.id))
-            if self.claim(ns, session.id):
+            if self.claim(ns, session.id, self.owner):
                 return self._merged(windows[i:])
             self.held_elsewhere = True
         return None

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import multiprocessing as mp
 import re
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -109,6 +110,25 @@ def test_three_processes_fold_each_window_once_and_survive_a_kill_mid_window(bac
         assert after.extraction_status()["queued_partial"] == 0
     finally:
         after.close()
+
+
+def test_two_threads_of_one_process_share_the_work(tmp_path):
+    """The background thread and a caller's ``extract()`` are two holders: two threads extracting
+    through one ``Memory`` ask each window once."""
+    calls = tmp_path / "calls.txt"
+    mem = _open("embedded", str(tmp_path / "graphmem.db"), WindowExtractor(calls))
+    try:
+        for s in range(SESSIONS):
+            mem.add_messages(f"s{s}", [turn(s, i) for i in range(WINDOWS * EVERY)])
+        threads = [threading.Thread(target=mem.extract) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(300)
+        assert sorted(int(line) for line in calls.read_text().split()) == list(range(SESSIONS * WINDOWS))
+        assert len(mem.list("memory", limit=1000)) == SESSIONS * WINDOWS
+    finally:
+        mem.close()
 
 
 def test_a_lease_is_exclusive_renewable_given_back_and_runs_out(store):
