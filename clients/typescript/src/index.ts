@@ -168,7 +168,7 @@ export class GraphMem {
   }
 
   // health ------------------------------------------------------------------------------------
-  health(): Promise<{ status: string }> { return this.#json("GET", "/health"); }
+  health(): Promise<{ status: string; pid: number }> { return this.#json("GET", "/health"); }
   ready(): Promise<{ status: string; namespaces: number }> { return this.#json("GET", "/ready"); }
   whoami(): Promise<Tenant> { return this.#json("GET", "/v1/namespace"); }
 
