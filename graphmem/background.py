@@ -50,6 +50,13 @@ class BackgroundWorker:
     def poll_seconds(self) -> float:
         return 1.0
 
+    def next_or_wait(self, final: bool, *args: Any) -> Any | None:
+        """``next_job``, waiting (every ``poll_seconds``) while the only work left is held by
+        another process: None once nothing is queued, by anyone."""
+        while (job := self.next_job(final, *args)) is None and self.waiting():
+            time.sleep(self.poll_seconds)
+        return job
+
     # shared -------------------------------------------------------------------------------
     def kick(self) -> None:
         """Start the thread if needed and tell it there is work (background mode only)."""
@@ -68,11 +75,8 @@ class BackgroundWorker:
         if self.mode == "off":
             return
         if self.mode == "manual":
-            while (job := self.next_job(final=True)) is not None or self.waiting():
-                if job is None:
-                    time.sleep(self.poll_seconds)  # another process holds it: wait until it is done, or ours
-                else:
-                    self.run_job(job)
+            while (job := self.next_or_wait(True)) is not None:
+                self.run_job(job)
             return
         self._final = True
         self.kick()

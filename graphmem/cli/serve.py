@@ -92,7 +92,7 @@ def _rest_app(host: str, allowed_host: list[str], cors_origin: list[str], keys=N
     from ..serve.app import create_app
 
     conf = serving_settings()
-    keys = keys or serving_keys(conf)
+    keys = serving_keys(conf) if keys is None else keys
     hosts = host_policy(host, keys, allowed_host, cors_origin, conf)
     return create_app(lambda: Memory(state.db, settings=conf), keys, max_body=conf.serve_max_body, hosts=hosts), \
         conf, keys, hosts

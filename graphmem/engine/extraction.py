@@ -276,17 +276,12 @@ class ExtractionWorker(BackgroundWorker):
         if progress is not None:
             progress(0, total)
         done = 0
-        while True:
-            job = self.next_job(final, namespace)
-            if job is None:
-                if not self.held_elsewhere:
-                    return done
-                time.sleep(self.poll_seconds)
-                continue
+        while (job := self.next_or_wait(final, namespace)) is not None:
             self.run_job(job)
             done += 1
             if progress is not None:
                 progress(total - len(self.pending(final, namespace)), total)
+        return done
 
     @property
     def poll_seconds(self) -> float:

@@ -231,10 +231,12 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin):
 
     def get_meta(self, namespace: str, key: str) -> str | None:
         with self._lock, self._guard():
-            row = self.conn.execute(
-                "SELECT value FROM meta WHERE namespace = ? AND key = ?", (namespace, key)
-            ).fetchone()
-            return row[0] if row else None
+            return self._meta_value(self.conn, namespace, key)
+
+    @staticmethod
+    def _meta_value(db: sqlite3.Connection | sqlite3.Cursor, namespace: str, key: str) -> str | None:
+        row = db.execute("SELECT value FROM meta WHERE namespace = ? AND key = ?", (namespace, key)).fetchone()
+        return row[0] if row else None
 
     def set_meta(self, namespace: str, key: str, value: str | None) -> None:
         with self._lock, self._guard(), self._tx() as cur:
@@ -247,8 +249,7 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin):
 
     def claim(self, namespace: str, key: str, owner: str, seconds: float, take_from: str | None = None) -> bool:
         with self._lock, self._guard(), self._tx() as cur:  # BEGIN IMMEDIATE: one claim at a time, any process
-            row = cur.execute("SELECT value FROM meta WHERE namespace = ? AND key = ?", (namespace, key)).fetchone()
-            value = lease_value(row[0] if row else None, owner, time.time(), seconds, take_from)
+            value = lease_value(self._meta_value(cur, namespace, key), owner, time.time(), seconds, take_from)
             if value is not None:
                 self._ensure_namespace(cur, namespace)
                 cur.execute("INSERT OR REPLACE INTO meta VALUES (?, ?, ?)", (namespace, key, value))
@@ -256,8 +257,8 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin):
 
     def release(self, namespace: str, key: str, owner: str) -> None:
         with self._lock, self._guard(), self._tx() as cur:
-            row = cur.execute("SELECT value FROM meta WHERE namespace = ? AND key = ?", (namespace, key)).fetchone()
-            if row and lease_holder(row[0])[0] in (owner, None):
+            held = self._meta_value(cur, namespace, key)
+            if held is not None and lease_holder(held)[0] in (owner, None):
                 cur.execute("DELETE FROM meta WHERE namespace = ? AND key = ?", (namespace, key))
 
     @staticmethod
