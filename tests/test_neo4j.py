@@ -156,18 +156,24 @@ def test_identifiers_are_validated_before_interpolation():
     # the vector candidate part: one of graphmem's own, and its identifiers checked like the rest
     ann = query("vector_ann")
     assert "db.index.vector.queryNodes('memory_embedding'" in ann.render(ann="global", index="memory_embedding",
-                                                                        label="Memory")  # label: the other part's
-    filtered = ann.render(ann="filtered", index="memory_embedding", label="Memory")
+                                                                        label="Memory", vector="embedding")
+    filtered = ann.render(ann="filtered", index="memory_embedding", label="Memory", vector="embedding")
     assert filtered.startswith("CYPHER 25\n") and "VECTOR INDEX memory_embedding FOR" in filtered
     for bad in [{"ann": "global; MATCH (n) DETACH DELETE n"}, {"ann": "../store/nodes_delete"}, {}]:
         with pytest.raises(ValidationError):
-            ann.render(**bad, index="memory_embedding", label="Memory")
+            ann.render(**bad, index="memory_embedding", label="Memory", vector="embedding")
     for bad_index in ["memory_embedding) DETACH DELETE (n", "record_terms", "Memory"]:
         with pytest.raises(ValidationError):
-            ann.render(ann="filtered", index=bad_index, label="Memory")
+            ann.render(ann="filtered", index=bad_index, label="Memory", vector="embedding")
     with pytest.raises(ValidationError):  # the filtered part needs the label
-        ann.render(ann="filtered", index="memory_embedding")
-
+        ann.render(ann="filtered", index="memory_embedding", vector="embedding")
+    # the vector property is named in the statement (a dynamic n[$prop] read cost twice the
+    # server CPU), so it is one of graphmem's own
+    assert "cosine(n.embedding_b, $vector)" in ann.render(ann="global", index="memory_embedding_b", label="Memory",
+                                                          vector="embedding_b")
+    for bad_vector in ["embedding) DETACH DELETE (n", "data", ""]:
+        with pytest.raises(ValidationError):
+            ann.render(ann="global", index="memory_embedding", label="Memory", vector=bad_vector)
 
 PAYLOADS = [
     "'}) MATCH (n) DETACH DELETE n //",
@@ -509,7 +515,12 @@ def test_one_query_layer_search_answers_as_the_single_calls_do(line, tmp_path):
                 wanted = {i for i, _ in [*one.vector, *one.keyword]} | set(one.graph)
                 assert wanted <= set(one.nodes) <= ids["a"][1]  # every candidate's record, none of tenant b's
                 truth = store.vector_scores("a", "memory", list(one.nodes), q)
-                assert one.sims == pytest.approx(truth, abs=1e-4)
+                assert one.sims == pytest.approx(truth, abs=1e-4)  # read with the search or before it
+                rest = rng.normal(size=DIM).astype(np.float32)
+                graphed = store.search_layer("a", replace(ask, rest=rest), q, "coffee tea chess")
+                assert set(graphed.nodes) & set(graphed.graph) <= set(graphed.rest) <= set(graphed.nodes)
+                assert graphed.rest
+                assert graphed.rest == pytest.approx(store.vector_scores("a", "memory", list(graphed.rest), rest), abs=1e-4)
                 assert all(n.status == Status.active for n in one.nodes.values())
         # the pair limit keeps the nearest ring: with room for ring 0's pairs only, ring 1 adds nothing
         ring0 = len(ann_store.mentioned_by("a", [ents[0]], "memory", [Status.active], 1000))

@@ -130,6 +130,12 @@ def test_fetch_with_cosines_and_the_kinds_a_namespace_holds(store):
     found, sims = store.get_scored("a", "memory", [m2.id, "nope", ep.id, m1.id], unit(1, 1))
     assert [n.id for n in found] == [m2.id, ep.id, m1.id]  # as get: in the order asked, unknown ids left out
     assert set(sims) == {m1.id} and sims[m1.id] == pytest.approx(np.sqrt(0.5), abs=1e-4)  # its kind, with a vector
+    # several kinds' cosines in one read: each id under its own kind, none without a vector or of another kind
+    many = store.vector_scores_of("a", {"memory": [m1.id, m2.id, ep.id], "episode": [ep.id, m1.id, "nope"]}, unit(1, 1))
+    assert many == pytest.approx({m1.id: np.sqrt(0.5), ep.id: np.sqrt(0.5)}, abs=1e-4)
+    assert store.vector_scores_of("a", {"memory": [m1.id]}, unit(1)) == pytest.approx({m1.id: 1.0}, abs=1e-4)
+    assert store.vector_scores_of("a", {"memory": [], "episode": []}, unit(1)) == {}
+    assert store.vector_scores_of("b", {"memory": [m1.id]}, unit(1)) == {}  # another tenant's ids find nothing
 
 
 def test_one_layer_searched_in_one_call(store):
@@ -161,6 +167,12 @@ def test_one_layer_searched_in_one_call(store):
     assert list(hits.graph)[0] == near.id  # evidence + cosine, best first
     assert set(hits.nodes) <= {near.id, far.id, kw.id, other.id}  # a store may read the records too; only a's
     assert all(hits.sims[i] == pytest.approx(float(unit(1) @ store.vectors("a", [i])[i]), abs=1e-4) for i in hits.sims)
+    # the question without its names: a store that reads records returns their cosines to it
+    # for the graph's hits (recall asks the rest of what it needs)
+    rest = unit(0, 1, 1)
+    hits = store.search_layer("a", replace(ask, rest=rest), unit(1), "oolong")
+    assert set(hits.rest) <= set(hits.nodes)
+    assert all(hits.rest[i] == pytest.approx(float(rest @ store.vectors("a", [i])[i]), abs=1e-4) for i in hits.rest)
     # the pool: the vector hits after the top-k, best first, ids and cosines only (not b's, not superseded)
     q = unit(1, 0, 0, 0.2)
     pooled = store.search_layer("a", replace(ask, pool=5), q, "oolong")

@@ -4,8 +4,8 @@
 //          the index ran out, so it can tell a true shortfall from a filtered one. Asks nothing
 //          when $ann is 0 (an exact scan instead)
 // params:  $ann (int): candidates asked, $vector (list<float>), $namespace (string),
-//          $statuses (list<string>), $prop (string): the live vector property;
-//          {index}: the kind's vector index over $prop
+//          $statuses (list<string>); {index}: the kind's vector index over {vector}, the live
+//          vector property
 // mode:    part (yields seen, approximate: [[id, Neo4j cosine]])
 CALL () {
   UNWIND CASE WHEN $ann > 0 THEN [1] ELSE [] END AS go
@@ -13,5 +13,5 @@ CALL () {
   WITH collect(node) AS hits
   RETURN size(hits) AS seen,
          [n IN hits WHERE n.namespace = $namespace AND coalesce(n.status, 'active') IN $statuses
-          | [n.id, vector.similarity.cosine(n[$prop], $vector)]] AS approximate
+          | [n.id, vector.similarity.cosine(n.{vector}, $vector)]] AS approximate
 }

@@ -19,7 +19,7 @@ from ..models import ScoredItem, Status, utcnow
 from ..models.records import SCOPE_FIELDS
 from ..settings import RecallFilter, RecallOptions
 from ..store import Store
-from ..store.layers import LayerAsk, LayerHits
+from ..store.layers import LayerAsk, LayerHits, rescored
 from ..text import keywords, name_grams, normalise_name, possessed, time_span, without_names
 from .scoring import held_at, keyword_signal, merge_layers, relevance, score
 from .walk import Walk
@@ -77,6 +77,7 @@ class _Rest:
     terms: frozenset[str]
     vector: np.ndarray
     path: tuple[str, ...]  # the words it follows from a name ("Marek's *sister*"; ``possessed``)
+    sims: dict[str, float] = field(default_factory=dict)  # records' cosines to ``vector``, as read
 
 
 _Found = dict[str, tuple[LayerHits, dict[str, Any]]]  # layer -> its hits and the records read for them
@@ -238,15 +239,18 @@ class Recaller:
         items, each layer's candidates, and each layer's hits with the records read. ``before``:
         an earlier pass's, whose keyword and graph hits and records stand (``_again``)."""
         namespace, options, statuses = ask.namespace, ask.options, ask.statuses
-        searches = {layer: self._pool.submit(self.store.search_layer, namespace,
-                                             self._ask(layer, statuses[layer], ask.walk, options,
-                                                       options.feedback_pool if ask.feeds else 0), qvec, ask.query)
-                    if before is None else self._pool.submit(self._again, ask, layer, qvec, *before[layer])
-                    for layer in statuses}
-
         t2 = time.perf_counter()
+        if before is None:
+            rest = ask.rest.vector if ask.rest is not None else None
+            searches = {layer: self._pool.submit(self.store.search_layer, namespace, self._ask(
+                layer, statuses[layer], ask.walk, options, options.feedback_pool if ask.feeds else 0, rest), qvec,
+                ask.query) for layer in statuses}
+            hits_of = {layer: job.result() for layer, job in searches.items()}
+            for hits in hits_of.values() if ask.rest is not None else ():  # cosines to the rest, read with the search
+                ask.rest.sims.update(hits.rest | (hits.sims if ask.rest.vector is qvec else {}))  # qvec: no name taken out
+        else:
+            hits_of = self._again(ask, qvec, before)
         per_layer: dict[str, dict[str, _Candidate]] = {}
-        hits_of = {layer: job.result() for layer, job in searches.items()}
         for layer, hits in hits_of.items():
             cands: dict[str, _Candidate] = {}
             by_query = {i for i, _ in (before[layer][0] if before else hits).vector}
@@ -415,25 +419,27 @@ class Recaller:
         Olga's volleyball turn; now it gains 0.01 instead of 0.15."""
         if ask.rest is None or not graphed:
             return {}
-        sims = self.store.vector_scores(ask.namespace, layer, list(graphed), ask.rest.vector)
+        sims = ask.rest.sims  # read with the search where the store could; the rest asked once a recall
+        missing = [i for i in graphed if i not in sims]
+        if missing:
+            found = self.store.vector_scores(ask.namespace, layer, missing, ask.rest.vector)
+            sims.update((i, found.get(i, 0.0)) for i in missing)
         return {i: relevance(max(0.0, sims.get(i, 0.0)), 0.0, 0.0, ask.options.relevance)
                 for i, rec in graphed.items()
                 if sims.get(i, 0.0) < _REST_COS and not ask.rest.terms & set(rec.keywords)}
 
-    def _again(self, ask: "_Pass", layer: str, qvec: np.ndarray, hits: LayerHits, records: dict[str, Any]
-               ) -> LayerHits:
-        """A layer searched again by meaning alone (a feedback pass): the earlier vector hits and
-        their pool ranked by their cosines to ``qvec``, the best ``vector_candidates`` kept (a
+    def _again(self, ask: "_Pass", qvec: np.ndarray, before: "_Found") -> dict[str, LayerHits]:
+        """Every layer searched again by meaning alone (a feedback pass): the earlier vector hits
+        and their pool ranked by their cosines to ``qvec``, the best ``vector_candidates`` kept (a
         shortlist, not a second scan: at 100k memories a scan cost the pass 9.6 of its 16 ms);
-        the earlier keyword and graph hits and records kept, with their cosines to it. One read."""
-        near = [i for i, _ in (*hits.vector, *hits.pool)]
-        sims = self.store.vector_scores(ask.namespace, layer, list(dict.fromkeys(
-            [*near, *records, *hits.graph, *(i for i, _ in hits.keyword)])), qvec)
-        by_vector = sorted(((i, sims[i]) for i in near if i in sims), key=lambda hit: (-hit[1], hit[0]))
-        by_vector = by_vector[: ask.options.vector_candidates]
-        return LayerHits(vector=by_vector, keyword=hits.keyword, nodes=records,
-                         graph={i: (g, sims.get(i, 0.0), e) for i, (g, _, e) in hits.graph.items()},
-                         sims={i: sims[i] for i in records if i in sims})
+        the earlier keyword and graph hits and records kept, with their cosines to it. One read
+        for all layers."""
+        near = {layer: [i for i, _ in (*hits.vector, *hits.pool)] for layer, (hits, _) in before.items()}
+        sims = self.store.vector_scores_of(ask.namespace, {
+            layer: list(dict.fromkeys([*near[layer], *records, *hits.graph, *(i for i, _ in hits.keyword)]))
+            for layer, (hits, records) in before.items()}, qvec)
+        return {layer: rescored(hits, records, near[layer], sims, ask.options.vector_candidates)
+                for layer, (hits, records) in before.items()}
 
     def _found_by_steps(self, namespace: str, cands: dict[str, _Candidate], by_vector: list[tuple[str, float]],
                         by_keyword: list[tuple[str, float]]) -> None:
@@ -527,16 +533,16 @@ class Recaller:
         return size
 
     @staticmethod
-    def _ask(layer: str, statuses: tuple[Status, ...], walk: "Walk | None", options: RecallOptions, pool: int
-             ) -> LayerAsk:
+    def _ask(layer: str, statuses: tuple[Status, ...], walk: "Walk | None", options: RecallOptions, pool: int,
+             rest: np.ndarray | None) -> LayerAsk:
         """What recall asks of a layer. The graph: memories by the query's own entities first,
         then each ring outwards; turns and episodes only by the query's own entities (rings of a
         hub reach thousands of memories' edges to read past for a handful of turns, and a turn
         two relations away is weak evidence). A turn that names a person is weaker evidence
         (``turn_mentions``): turns name the person they are addressed to. Procedures and traces
         are found by meaning and words. ``pool``: the vector hits after the top-k a feedback
-        pass may rank again."""
-        plain = LayerAsk(layer, statuses, options.vector_candidates, options.keyword_candidates, pool=pool)
+        pass may rank again; ``rest``: the question's vector without its names (``_name_only``)."""
+        plain = LayerAsk(layer, statuses, options.vector_candidates, options.keyword_candidates, pool=pool, rest=rest)
         if walk is None or layer in ("procedure", "trace"):
             return plain
         hops = sorted(set(walk.hops.values())) if layer == "memory" else [0]

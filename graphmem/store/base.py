@@ -461,6 +461,12 @@ class Store(Protocol):
     ) -> dict[str, float]:
         """Cosine similarity of ``vector`` to each given node that has a vector."""
 
+    def vector_scores_of(
+        self, namespace: str, ids: Mapping[NodeKind, Sequence[str]], vector: np.ndarray
+    ) -> dict[str, float]:
+        """``vector_scores`` of several kinds' nodes (kind -> ids) in one read; ids are unique
+        in a namespace, so one mapping holds them all."""
+
     def get_scored(
         self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
     ) -> tuple[list[Node], dict[str, float]]:

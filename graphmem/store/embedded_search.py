@@ -4,7 +4,7 @@ the connection, the lock and the caches)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import get_args
 
 import numpy as np
@@ -130,6 +130,12 @@ class SearchMixin:
             last = ((namespace, tuple(terms)), tenant_counts(self.conn, terms, df, tokens))
             self._tenants = (self._commits, sizes, last)
         return rows, last[1]
+
+    def vector_scores_of(
+        self, namespace: str, ids: Mapping[NodeKind, Sequence[str]], vector: np.ndarray
+    ) -> dict[str, float]:
+        return {i: sim for kind, kind_ids in ids.items() for i, sim in
+                self.vector_scores(namespace, kind, kind_ids, vector).items()}
 
     def vector_scores(
         self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray

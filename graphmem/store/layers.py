@@ -85,7 +85,9 @@ class LayerAsk:
     hundreds of nodes: computing every cosine is the slowest read on a server), and the
     ``graph_k`` best by evidence + cosine are the layer's graph candidates. ``pool``: the
     vector hits after the top ``vector_k`` returned as well, id and cosine only, for a feedback
-    pass to rank again."""
+    pass to rank again. ``rest``: the question's vector without the names it matched; a store
+    that reads records with the search returns their cosines to it too (``LayerHits.rest``),
+    so recall need not ask again which graph hits match only a name."""
 
     kind: NodeKind
     statuses: tuple[Status, ...]
@@ -97,6 +99,7 @@ class LayerAsk:
     graph_k: int = 0
     rescore: int = 0
     pool: int = 0
+    rest: np.ndarray | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -105,7 +108,7 @@ class LayerHits:
     node -> (evidence, cosine, the entity that reached it) for the graph's best, ``nodes``
     the records read with them (a store may read none; recall fetches what is missing) and
     ``sims`` the cosines of those records; ``pool`` the vector hits after ``vector``, best
-    first (``LayerAsk.pool``)."""
+    first (``LayerAsk.pool``); ``rest`` the cosines of the records read to ``LayerAsk.rest``."""
 
     vector: list[tuple[str, float]]
     keyword: list[tuple[str, float]]
@@ -113,6 +116,7 @@ class LayerHits:
     nodes: dict[str, Node] = field(default_factory=dict)
     sims: dict[str, float] = field(default_factory=dict)
     pool: list[tuple[str, float]] = field(default_factory=list)
+    rest: dict[str, float] = field(default_factory=dict)
 
 
 def evidence(pairs: Sequence[tuple[str, str]], weights: Mapping[str, float]) -> dict[str, tuple[float, str]]:
@@ -138,6 +142,17 @@ def rank_graph(graph: Mapping[str, tuple[float, str]], sims: Mapping[str, float]
     0), best first, ties by id."""
     ranked = sorted(graph, key=lambda i: (-(graph[i][0] + sims.get(i, 0.0)), i))[:k]
     return {i: (graph[i][0], sims.get(i, 0.0), graph[i][1]) for i in ranked}
+
+
+def rescored(hits: LayerHits, records: dict[str, Node], near: Sequence[str], sims: Mapping[str, float], k: int
+             ) -> LayerHits:
+    """A layer's hits for a moved query (a feedback pass) from ``sims``, the cosines to it: the
+    ``near`` ids (the earlier vector hits and their pool) ranked again and the best ``k`` kept;
+    the keyword and graph hits and the records as they were, with their new cosines."""
+    by_vector = sorted(((i, sims[i]) for i in near if i in sims), key=lambda hit: (-hit[1], hit[0]))
+    return LayerHits(vector=by_vector[:k], keyword=hits.keyword, nodes=records,
+                     graph={i: (g, sims.get(i, 0.0), e) for i, (g, _, e) in hits.graph.items()},
+                     sims={i: sims[i] for i in records if i in sims})
 
 
 def search_layer(store: "Store", namespace: str, ask: LayerAsk, vector: np.ndarray, text: str) -> LayerHits:

@@ -522,7 +522,7 @@ class Neo4jStore(ExploreMixin, MetaMixin, ReembedMixin, RetireMixin, SearchMixin
     def vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         for chunk in _chunks(list(ids), _READ_CHUNK):
-            for row in self._read("vectors_get", namespace=namespace, ids=chunk, prop=self._prop):
+            for row in self._read("vectors_get", _ids={"vector": self._prop}, namespace=namespace, ids=chunk):
                 out[row["id"]] = np.asarray(row["embedding"], dtype=np.float32)
         return out
 

@@ -6,7 +6,7 @@ nodes, and the kinds a namespace holds."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -61,7 +61,7 @@ class SearchMixin:
         while candidates:
             row = self._read(
                 "vector_ann", _ids=self._ann_ids(kind), ann=candidates, vector=qlist,
-                namespace=namespace, statuses=status_values, prop=self._prop,
+                namespace=namespace, statuses=status_values,
             )[0]
             scored = sorted(_cosines(row["scored"]), key=lambda t: (-t[1], t[0]))
             if len(scored) >= k or row["seen"] < candidates:
@@ -69,14 +69,14 @@ class SearchMixin:
                 return scored[:k]  # enough, or the index holds nothing more
             candidates = self._wider(namespace, kind, k, candidates, len(scored), row["seen"])
         return _cosines(self._rows(
-            "vector_exact", _ids={"label": label}, namespace=namespace, statuses=status_values, vector=qlist, k=k,
-            prop=self._prop,
+            "vector_exact", _ids={"label": label, "vector": self._prop}, namespace=namespace, statuses=status_values,
+            vector=qlist, k=k,
         ))
 
     def _ann_ids(self, kind: NodeKind) -> dict[str, str]:
         """The slots of a query that asks the vector index: this line's part, the index, the label."""
         return {"ann": "filtered" if self.filtered_vectors else "global", "index": f"{kind}_{self._prop}",
-                "label": LABELS[kind]}
+                "label": LABELS[kind], "vector": self._prop}
 
     def _ann_candidates(self, namespace: str, kind: NodeKind, k: int) -> int:
         """HNSW candidates to ask for a top-k: ``oversample * k`` (at least 100), more where the
@@ -122,27 +122,29 @@ class SearchMixin:
         while True:
             (row,) = self._read(
                 "recall_layer", _ids=self._ann_ids(ask.kind), namespace=namespace, kind=ask.kind,
-                statuses=[Status(s).value for s in ask.statuses], vector=q, prop=self._prop, ann=ann, vector_k=k,
+                statuses=[Status(s).value for s in ask.statuses], vector=q, ann=ann, vector_k=k,
                 pool=ask.pool, query=_lucene(namespace, ask.kind, text, ask.statuses),
                 keyword_k=ask.keyword_k, rings=[list(ring) for ring in ask.rings], weights=dict(ask.weights),
                 pair_limit=ask.pair_limit, rescore=ask.rescore if ask.graph_k else 0, graph_k=ask.graph_k,
+                rest=None if ask.rest is None else unit_query(ask.rest, self.dim).tolist(),
             )
             if not ann or row["own"] >= k or row["seen"] < ann:
                 if ann:
                     self._seen_share(namespace, ask.kind, row["own"], row["seen"])
                 break  # enough, an exact scan, or the index holds nothing more
             ann = self._wider(namespace, ask.kind, k, ann, row["own"], row["seen"])
-        by_vector = _cosines(row["top"])
+        by_vector, pool, rescored = _cosines(row["top"]), _cosines(row["pool"]), dict(_cosines(row["rescored"]))
         known = dict(by_vector)
         graph = evidence([(node_id, entity_id) for node_id, entity_id in row["pairs"]], ask.weights)
         sims = {i: known[i] for i in graph if i in known}
-        sims |= dict(_cosines(row["rescored"]))
+        sims |= rescored
         nodes = {n.id: n for n in self._hydrate(row["rows"], namespace)}
+        known |= dict(pool) | rescored | dict(_cosines(row["sims"]))  # the records' cosines read before them
         return LayerHits(
             vector=by_vector, keyword=[(node_id, float(score)) for node_id, score in row["keyword"]],
             graph=rank_graph(graph, sims, ask.graph_k) if ask.graph_k else {}, nodes=nodes,
-            sims={node_id: sim for node_id, sim in _cosines(row["sims"]) if node_id in nodes},
-            pool=_cosines(row["pool"]),
+            sims={node_id: known[node_id] for node_id in nodes if node_id in known},
+            pool=pool, rest={i: sim for i, sim in _cosines(row["rest"]) if i in nodes},
         )
 
     def walk(self, namespace: str, names: Iterable[str], depth: int, limit: int) -> Walked:
@@ -166,8 +168,8 @@ class SearchMixin:
                      ) -> tuple[list[Node], dict[str, float]]:
         if not ids:
             return [], {}
-        (row,) = self._read("turns_beside", namespace=namespace, ids=list(ids), exclude=sorted(exclude),
-                            vector=unit_query(vector, self.dim).tolist(), prop=self._prop)
+        (row,) = self._read("turns_beside", _ids={"vector": self._prop}, namespace=namespace, ids=list(ids),
+                            exclude=sorted(exclude), vector=unit_query(vector, self.dim).tolist())
         nodes = self._hydrate(row["rows"], namespace)
         return nodes, dict(_cosines(row["sims"]))
 
@@ -211,12 +213,20 @@ class SearchMixin:
     def vector_scores(
         self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
     ) -> dict[str, float]:
-        if not ids:
+        return self.vector_scores_of(namespace, {kind: ids}, vector)
+
+    def vector_scores_of(
+        self, namespace: str, ids: Mapping[NodeKind, Sequence[str]], vector: np.ndarray
+    ) -> dict[str, float]:
+        """One read for every kind (a feedback pass scores each layer's candidates again: one
+        round trip instead of one per layer)."""
+        wanted = list(dict.fromkeys(i for kind_ids in ids.values() for i in kind_ids))
+        if not wanted:
             return {}
         q = np.asarray(vector, dtype=np.float32).reshape(-1)
         q = (q / (np.linalg.norm(q) or 1.0)).tolist()
-        return dict(_cosines(self._rows("vector_scores", namespace=namespace, kind=kind, ids=list(ids), vector=q,
-                                        prop=self._prop)))
+        return dict(_cosines(self._rows("vector_scores", _ids={"vector": self._prop}, namespace=namespace,
+                                        kinds=[k for k in ids if ids[k]], ids=wanted, vector=q)))
 
     def get_scored(
         self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
@@ -225,7 +235,8 @@ class SearchMixin:
         found: dict[str, Node] = {}
         sims: dict[str, float] = {}
         for chunk in _chunks(list(dict.fromkeys(ids)), _READ_CHUNK):
-            (row,) = self._read("nodes_get_scored", namespace=namespace, ids=chunk, kind=kind, vector=q, prop=self._prop)
+            (row,) = self._read("nodes_get_scored", _ids={"vector": self._prop}, namespace=namespace, ids=chunk,
+                                kind=kind, vector=q)
             found.update((n.id, n) for n in self._hydrate(row["rows"], namespace))
             sims.update(_cosines(row["sims"]))
         return [found[i] for i in ids if i in found], {i: s for i, s in sims.items() if i in found}
