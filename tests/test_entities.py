@@ -24,6 +24,33 @@ def test_an_entity_added_first_is_the_one_later_mentions_link_to(gmem):
     assert [e.name for e in gmem.list("entity") if e.type == "person"] == ["Ann Lee"]
 
 
+def test_a_name_made_by_another_writer_meanwhile_is_found_not_refused(gmem):
+    """add_entity reads the name, finds it free, and checks it once more before writing: an
+    entity of that name made in between (a ``remember`` in another process) is the one returned,
+    not a ConflictError (CI: one of five processes adding one name at once failed so)."""
+    from graphmem.models import Entity
+
+    gmem.remember("The namespace exists")
+    store, lookups = gmem.store, []
+    real = store.entities_named
+    made = Entity(namespace="default", name="Tromsø Kayak Club", type="org")
+
+    def racing(namespace, names):
+        found = real(namespace, names)
+        lookups.append(list(names))
+        if len(lookups) == 1:  # the name was free; the other writer makes it now
+            store.put("default", [made], gmem.embedder.embed(["Tromsø Kayak Club"]))
+        return found
+
+    store.entities_named = racing
+    try:
+        club = gmem.add_entity("Tromsø Kayak Club", type="org", description="paddling on Sundays")
+    finally:
+        del store.entities_named
+    assert club.id == made.id and club.description == "paddling on Sundays" and len(lookups) >= 3
+    assert [e.id for e in gmem.list("entity") if e.name == "Tromsø Kayak Club"] == [made.id]
+
+
 def test_find_entities_by_name_then_meaning_and_type(gmem):
     gmem.add_entity("Initech", type="org", description="a software company that makes payment terminals")
     gmem.add_entity("Lisbon", type="place", description="capital of Portugal, by the sea")

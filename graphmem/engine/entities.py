@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..errors import ConflictError, NotFoundError, ValidationError
+from ..errors import ConflictError, NotFoundError, ValidationError, WriteRace
 from ..lifecycle import check, checked_namespace, forget_records
 from ..lifecycle.builders import with_vote
 from ..lifecycle.entity_merges import fold_entity, merge_candidates
@@ -54,7 +54,7 @@ class EntitiesMixin:
                     out, expect = merged, {old.id: old.updated_at}
                 else:
                     out, expect = ent, {ent.id: None}
-                self._name_free(namespace, out)
+                self._name_free(namespace, out, raced=not same)
                 self.store.put(namespace, [out], self.embedder.embed([embed_text(out)]), expect=expect)
             return out
 
@@ -164,12 +164,17 @@ class EntitiesMixin:
         ``sure`` ones are merged by ``maintain``; the rest wait for ``merge_entities``."""
         return merge_candidates(self.store, checked_namespace(namespace))
 
-    def _name_free(self, namespace: str, ent: Entity) -> None:
+    def _name_free(self, namespace: str, ent: Entity, raced: bool = False) -> None:
         """No other entity has ``ent``'s name or one of its aliases, unless both have a stated
-        type and the types differ (a person and a country called "Jordan")."""
+        type and the types differ (a person and a country called "Jordan"). ``raced``: ``ent``
+        is new because no entity had its name a moment ago; one that has it now was made
+        meanwhile (a ``remember`` naming it in another process): a ``WriteRace``, so the write
+        runs again and finds it (CI failed once on five processes adding one name)."""
         for norm, others in self.store.entities_named(namespace, [ent.name, *ent.aliases]).items():
             for other in others:
                 if other.id != ent.id and (not (ent.typed and other.typed) or other.type == ent.type):
+                    if raced and norm == normalise_name(ent.name):
+                        raise WriteRace(f"entity {other.name!r} was made meanwhile by another writer")
                     raise ConflictError(f"entity {other.name!r} ({other.type}, {other.id}) is already named {norm!r}; "
                                         "update it, or give this one another name or a type of its own")
 
