@@ -5,8 +5,9 @@
 //          mentioning the graph walk's entities ring by ring, cosines for the graph hits the
 //          vector search did not find (the $rescore with most evidence), and the records of
 //          the candidates with the cosines not read yet (and to $rest, the question without the
-//          names it matched, for the graph's hits, when given). The store ranks in Python with graphmem.store.layers, as the
-//          embedded store does; Neo4j's cosine is (1 + cos) / 2, the store converts it back
+//          names it matched, for the graph's hits, when given). The store ranks in Python with
+//          graphmem.store.layers, as the embedded store does; Neo4j's cosine is (1 + cos) / 2,
+//          the store converts it back
 // params:  $namespace (string), $kind (string), $statuses (list<string>), $vector (list<float>),
 //          $ann (int): HNSW candidates asked, 0 for an exact scan, $vector_k (int), $pool (int),
 //          $query (string|null: Lucene syntax built by the store from escaped terms and scope

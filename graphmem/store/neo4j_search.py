@@ -134,16 +134,15 @@ class SearchMixin:
                 break  # enough, an exact scan, or the index holds nothing more
             ann = self._wider(namespace, ask.kind, k, ann, row["own"], row["seen"])
         by_vector, pool, rescored = _cosines(row["top"]), _cosines(row["pool"]), dict(_cosines(row["rescored"]))
-        known = dict(by_vector)
+        top = dict(by_vector)
         graph = evidence([(node_id, entity_id) for node_id, entity_id in row["pairs"]], ask.weights)
-        sims = {i: known[i] for i in graph if i in known}
-        sims |= rescored
         nodes = {n.id: n for n in self._hydrate(row["rows"], namespace)}
-        known |= dict(pool) | rescored | dict(_cosines(row["sims"]))  # the records' cosines read before them
+        read = top | dict(pool) | rescored | dict(_cosines(row["sims"]))  # every cosine the query computed
         return LayerHits(
             vector=by_vector, keyword=[(node_id, float(score)) for node_id, score in row["keyword"]],
-            graph=rank_graph(graph, sims, ask.graph_k) if ask.graph_k else {}, nodes=nodes,
-            sims={node_id: known[node_id] for node_id in nodes if node_id in known},
+            graph=rank_graph(graph, {i: top[i] for i in graph if i in top} | rescored, ask.graph_k)
+            if ask.graph_k else {}, nodes=nodes,
+            sims={node_id: read[node_id] for node_id in nodes if node_id in read},
             pool=pool, rest={i: sim for i, sim in _cosines(row["rest"]) if i in nodes},
         )
 
