@@ -292,6 +292,28 @@ def test_deleting_a_memory_or_namespace_leaves_no_orphans(store, line):
     assert store.count("b")["memory"] == 1 and store.has_namespace("b") and not store.has_namespace("a")
 
 
+def test_datetimes_are_stored_as_the_same_instants_and_a_cleared_one_is_removed(store, line):
+    """Writes send datetimes as epoch pairs (cheaper to pack); what the server holds is still a
+    DateTime property of the same instant, microseconds and dates before 1970 included, that
+    Cypher compares and orders, and a field set back to None removes its property."""
+    from datetime import datetime, timezone
+
+    old = datetime(1969, 7, 20, 20, 17, 40, 123456, tzinfo=timezone.utc)
+    m = MemoryRecord(namespace="a", text="Ann likes tea", valid_at=old, archived_at=datetime.now(timezone.utc))
+    ann = Entity(namespace="a", name="Ann")
+    store.put("a", [ann, m], np.stack([NAN, unit(1)]), [Edge(namespace="a", source=m.id, type=EdgeType.MENTIONS,
+                                                              target=ann.id, created_at=old)])
+    row = run(line, "MATCH (n:Memory {namespace: 'a', id: $id})-[r:MENTIONS]->() RETURN n.valid_at AS v, "
+              "n.created_at AS c, n.archived_at AS a, r.created_at AS e, n.valid_at < $then AS before",
+              id=m.id, then=datetime(1970, 1, 1, tzinfo=timezone.utc)).records[0]
+    assert row["v"].to_native() == old and row["e"].to_native() == old and row["before"] is True
+    assert row["c"].to_native() == m.created_at and row["a"].to_native() == m.archived_at
+    store.put("a", [m.model_copy(update={"archived_at": None})], np.stack([unit(1)]))
+    assert run(line, "MATCH (n:Memory {namespace: 'a', id: $id}) RETURN n.archived_at IS NULL AS gone",
+               id=m.id).records[0]["gone"] is True
+    assert store.get("a", [m.id])[0].valid_at == old
+
+
 def test_vector_search_is_tenant_correct_when_the_namespace_is_a_small_share(line, tmp_path):
     """5,000 vectors of tenant "big", 50 of tenant "small" (1%): on 5.26 the HNSW index's global
     top candidates are nearly all big's, on 2026.x the index searches small's alone; either way

@@ -2,7 +2,8 @@
 //          node's stored vector, and a node with none is marked vector_pending for enrichment.
 //          While a re-embedding runs, a node given a new vector (or none yet) is queued for it.
 //          A write replaces the node's record whole, so it drops the marks of a two-step retirement.
-// params:  $namespace (string), $rows (list<{id, props: map, vector: list<float>|null}>),
+// params:  $namespace (string), $rows (list<{id, props: map, times: map of [epoch seconds,
+//          nanoseconds] (the datetime properties), vector: list<float>|null}>),
 //          $prop (string): the live vector property, $shadow (string): the re-embedding's,
 //          $reembedding (bool): a re-embedding runs and this kind carries vectors;
 //          {label}: the kind's label, one of cypher.LABELS (Memory, Step, Trace, ToolCall, ...)
@@ -11,6 +12,7 @@ UNWIND $rows AS row
 MERGE (n:Record {namespace: $namespace, id: row.id})
 SET n:{label}
 SET n += row.props
+FOREACH (k IN keys(row.times) | SET n[k] = datetime({epochSeconds: row.times[k][0], nanosecond: row.times[k][1]}))
 REMOVE n.retiring, n.retire_data, n.retire_pending
 WITH n, row
 CALL (n, row) {

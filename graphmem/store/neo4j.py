@@ -49,7 +49,7 @@ from .neo4j_rows import READ_CHUNK as _READ_CHUNK
 from .neo4j_rows import ExploreMixin
 from .neo4j_rows import chunks as _chunks
 from .neo4j_rows import edge_rows as _edge_rows
-from .neo4j_rows import props as _props
+from .neo4j_rows import write_row
 from .neo4j_rows import to_native as _to_native
 from .neo4j_search import SearchMixin, _norms
 
@@ -347,10 +347,8 @@ class Neo4jStore(ExploreMixin, MetaMixin, ReembedMixin, RetireMixin, SearchMixin
         by_kind: dict[str, list[dict[str, Any]]] = {}
         names: list[dict[str, Any]] = []
         for i, node in enumerate(nodes):
-            by_kind.setdefault(node.kind, []).append({
-                "id": node.id, "props": _props(node),
-                "vector": vectors[i].tolist() if has_vec[i] else None,
-            })
+            by_kind.setdefault(node.kind, []).append(
+                write_row(node) | {"vector": vectors[i].tolist() if has_vec[i] else None})
             if node.kind == "entity":
                 norms = sorted(entity_norms(node))
                 names.append({"entity_id": node.id, "norms": norms})

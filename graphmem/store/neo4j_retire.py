@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import StoreError
 from ..models import Edge, EdgeType, Node, Status
-from .neo4j_rows import WRITE_BATCH, chunks, props
+from .neo4j_rows import WRITE_BATCH, chunks, write_row
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class RetireMixin:
     def _finish_retirements(self, namespace: str, rows: list[dict[str, Any]]) -> None:
         """The second step. The first is committed and acknowledged; if this one fails, the
         store finishes it when it next opens (reads meanwhile use ``retired_form``)."""
-        work = [{"id": r["id"], "props": r["props"]} for r in rows]
+        work = [{"id": r["id"], "props": r["props"], "times": r["times"]} for r in rows]
         try:
             self._run(True, lambda tx: [self._tx(tx, "nodes_retire_finish", namespace=namespace, rows=chunk)
                                         for chunk in chunks(work, WRITE_BATCH)])
@@ -66,6 +66,6 @@ class RetireMixin:
     def _recover_retirements(self) -> None:
         by_namespace: dict[str, list[dict[str, Any]]] = {}
         for node in self._hydrate(self._rows("nodes_retire_pending")):
-            by_namespace.setdefault(node.namespace, []).append({"id": node.id, "props": props(node)})
+            by_namespace.setdefault(node.namespace, []).append(write_row(node))
         for namespace, rows in by_namespace.items():
             self._finish_retirements(namespace, rows)
