@@ -49,7 +49,7 @@ from .neo4j_rows import READ_CHUNK as _READ_CHUNK
 from .neo4j_rows import ExploreMixin
 from .neo4j_rows import chunks as _chunks
 from .neo4j_rows import edge_rows as _edge_rows
-from .neo4j_rows import write_row
+from .neo4j_rows import epoch, write_row
 from .neo4j_rows import to_native as _to_native
 from .neo4j_search import SearchMixin, _norms
 
@@ -578,6 +578,6 @@ class Neo4jStore(ExploreMixin, MetaMixin, ReembedMixin, RetireMixin, SearchMixin
         self._access.add(namespace, ids, at)
 
     def _write_access(self, pending: Accesses) -> None:
-        rows = [{"namespace": ns, "id": node_id, "count": c, "at": at} for (ns, node_id), (c, at) in pending.items()]
+        rows = [{"namespace": ns, "id": node_id, "count": c, "at": epoch(at)} for (ns, node_id), (c, at) in pending.items()]
         for chunk in _chunks(rows, _WRITE_BATCH):
             self._write("access_record", rows=chunk)
