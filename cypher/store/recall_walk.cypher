@@ -11,7 +11,7 @@ CALL () {
   MATCH (x:EntityName {namespace: $namespace})
   WHERE x.norm IN $norms
   MATCH (n:Record {namespace: $namespace, id: x.entity_id})
-  WITH x.norm AS norm, n ORDER BY n.id
+  WITH x.norm AS norm, x.entity_id AS id, n ORDER BY id
   WITH norm, collect(n)[0] AS n
   RETURN collect(DISTINCT n) AS named
 }
