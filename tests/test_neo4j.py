@@ -314,6 +314,28 @@ def test_datetimes_are_stored_as_the_same_instants_and_a_cleared_one_is_removed(
     assert store.get("a", [m.id])[0].valid_at == old
 
 
+def test_the_candidates_setting_sizes_every_vector_ask(line, tmp_path):
+    """GRAPHMEM_NEO4J_VECTOR_CANDIDATES reaches the store and is the floor of each HNSW ask
+    (vector_search and the layer search share _ann_candidates); k times the oversampling wins above it."""
+    from graphmem.settings import Settings
+    from graphmem.store import open_store
+
+    opened = open_store(Settings(backend="neo4j", neo4j_uri=NEO4J_URIS[line], neo4j_password=NEO4J_TEST_PASSWORD,
+                                 neo4j_vector_candidates=300))
+    try:
+        assert opened.min_candidates == 300
+    finally:
+        opened.close()
+    store = make_store(line, tmp_path, exact_below=1, min_candidates=300)
+    try:
+        store.put("a", [MemoryRecord(namespace="a", text="x")], np.stack([unit(1)]))
+        assert store._ann_candidates("a", "memory", 10) == 300
+        assert store._ann_candidates("a", "memory", 200) == 400
+        assert store.vector_search("a", "memory", unit(1), 1, [Status.active])[0][1] == pytest.approx(1.0)
+    finally:
+        store.close()
+
+
 def test_vector_search_is_tenant_correct_when_the_namespace_is_a_small_share(line, tmp_path):
     """5,000 vectors of tenant "big", 50 of tenant "small" (1%): on 5.26 the HNSW index's global
     top candidates are nearly all big's, on 2026.x the index searches small's alone; either way

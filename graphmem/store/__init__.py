@@ -20,6 +20,7 @@ def open_store(settings: "Settings") -> Store:
         return Neo4jStore(
             settings.neo4j_uri, settings.neo4j_user, password, settings.neo4j_database,
             retry_seconds=settings.neo4j_retry_seconds, exact_below=settings.neo4j_exact_below,
+            min_candidates=settings.neo4j_vector_candidates,
         )
     return EmbeddedStore(settings.path, ann_threshold=settings.vector_ann_threshold)
 

@@ -83,12 +83,14 @@ class Neo4jStore(ExploreMixin, MetaMixin, ReembedMixin, RetireMixin, SearchMixin
         retry_seconds: float = 60.0,
         exact_below: int = 1_000,
         oversample: int = 2,
+        min_candidates: int = 100,
     ) -> None:
         import neo4j  # the driver is a core dependency; imported here so the module loads fast
 
         self.uri, self.user, self.database = uri, user, database
         self.exact_below = exact_below  # a kind with fewer nodes (all tenants) is always scanned exactly
         self.oversample = oversample
+        self.min_candidates = min_candidates  # the fewest HNSW candidates a search asks for
         self.dim: int | None = None
         self.embedder: str | None = None
         self._neo4j = neo4j

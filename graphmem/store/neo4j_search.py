@@ -42,9 +42,9 @@ class SearchMixin:
         tenants: its answer is only a list of candidates (``ann_global.cypher``).
 
         - A kind with fewer than ``exact_below`` nodes in the whole database is scanned exactly.
-        - Otherwise the index is asked for ``oversample * k`` candidates (at least 100, which
-          an HNSW search also needs for its own recall); the namespace's own, of the asked
-          statuses, are rescored exactly.
+        - Otherwise the index is asked for ``oversample * k`` candidates (at least
+          ``min_candidates``, 100 by default, which an HNSW search also needs for its own
+          recall); the namespace's own, of the asked statuses, are rescored exactly.
         - If fewer than k survive while the index had more to give, the share of survivors
           sizes a second, larger ask (up to ``_MAX_CANDIDATES``); a namespace with no survivor,
           or still short, is scanned exactly. The share is remembered per namespace and kind,
@@ -79,12 +79,12 @@ class SearchMixin:
                 "label": LABELS[kind], "vector": self._prop}
 
     def _ann_candidates(self, namespace: str, kind: NodeKind, k: int) -> int:
-        """HNSW candidates to ask for a top-k: ``oversample * k`` (at least 100), more where the
+        """HNSW candidates to ask for a top-k: ``oversample * k`` (at least ``min_candidates``), more where the
         tenant's share of the candidates was small last time; 0 when the kind is small enough
         (all tenants) to be scanned exactly."""
         if kind not in VECTOR_KINDS or self._label_count(LABELS[kind]) < self.exact_below:
             return 0
-        ask = max(100, self.oversample * k)
+        ask = max(self.min_candidates, self.oversample * k)
         share = self._shares.get((namespace, kind))
         return min(_MAX_CANDIDATES, max(ask, int(2 * k / share))) if share else ask
 
