@@ -437,14 +437,16 @@ def test_an_answer_borrows_relevance_from_the_question_before_it(mem):
         {"speaker": "Ben", "content": "A big pot of lentil curry with rice."},
         {"speaker": "Ann", "content": "Nice, my cat slept all afternoon."},
     ])
-    hits = mem.recall("What was cooked for the potluck on Saturday?", k=3, layers=["message"])
+    # no time boost: asked on a Saturday, "on Saturday" is today, when all three turns were said
+    hits = mem.recall("What was cooked for the potluck on Saturday?", k=3, layers=["message"],
+                      options=RecallOptions(time_boost=0.0))
     answer = next(h for h in hits if "lentil" in h.text)
     assert answer.breakdown.context > 0
     # the remark after the answer is no answer to anything: it borrows nothing from the curry
     remark = next(h for h in mem.recall("Who made the lentil curry?", k=3, layers=["message"],
                                         options=RecallOptions(session_prior=0.0, min_relevance=0.0)) if "cat" in h.text)
     assert remark.breakdown.context == 0
-    off = RecallOptions(neighbour_turns=0.0, session_prior=0.0)
+    off = RecallOptions(neighbour_turns=0.0, session_prior=0.0, time_boost=0.0)
     assert next(h for h in mem.recall("What was cooked for the potluck on Saturday?", k=3, layers=["message"], options=off)
                 if "lentil" in h.text).breakdown.context == 0
 
