@@ -5,7 +5,7 @@ from __future__ import annotations
 import calendar
 import json
 from collections.abc import Iterator, Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any
 
 from ..errors import StoreError, ValidationError
@@ -30,9 +30,8 @@ def epoch(value: datetime) -> list[int]:
     """A datetime as ``[seconds, nanoseconds]`` since the epoch, which a write turns back into a
     DateTime (``datetime({epochSeconds: .., nanosecond: ..})``, the same instant in UTC): the
     driver packs a datetime through pytz in 30-60 us, two ints in about 1; at ~9 datetimes a
-    memory (its own and its edges') that was a quarter of a write's client time."""
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
+    memory (its own and its edges') that was a quarter of a write's client time. A naive
+    datetime is read as UTC (``utctimetuple`` leaves it as it is), as the models read one."""
     return [calendar.timegm(value.utctimetuple()), value.microsecond * 1000]
 
 
