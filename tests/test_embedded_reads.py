@@ -111,3 +111,58 @@ def test_a_kind_that_fills_the_file_is_ranked_without_its_scope_token(tmp_path, 
     assert store_calls[-1] is None  # 40 superseded "quartz opal" first: the scoped query answers
     assert s.keyword_search("a", "memory", "quartz opal", 3, [Status.active])[0][0] == recs[-1].id
     s.close()
+
+
+def test_a_view_of_a_stored_record_reads_as_the_record_does(tmp_path):
+    """Recall scores its candidates from light views (``Store.views``): every field a view
+    holds, ``value_of`` of every field and ``said`` read as the validated record's, for each
+    layer's kind, with accesses flushed and still buffered, and on a record written before
+    some of its fields existed; the record it builds is the stored one."""
+    from datetime import datetime, timezone
+
+    from graphmem.models import NODE_TYPES, Episode, Procedure, Step, SupersededBy, ToolCall, ToolFunction, Trace
+    from graphmem.store.views import RecordView, whole
+
+    s = EmbeddedStore(tmp_path / "s.db")
+    s.init(embedder="test-embedder", dim=4)
+    early = datetime(1969, 7, 20, 20, 17, 40, 123456, tzinfo=timezone.utc)
+    memory = MemoryRecord(namespace="a", text="Ann lives in Oslo", importance=0.8, confidence=0.7, valid_at=early,
+                          said_at=datetime(2024, 3, 1, tzinfo=timezone.utc), user_id="u1", keywords=["ann", "oslo"],
+                          entities=["Ann", "Oslo"], subject="Ann", predicate="lives_in", object="Oslo")
+    turn = Message(namespace="a", session_id="s1", speaker="Ann", content="  I moved to Bergen ", seq=3,
+                   superseded_by=SupersededBy(memory_id=memory.id, at=early, text="Ann lives in Oslo"))
+    call = Message(namespace="a", session_id="s1", role="assistant", content="checking",
+                   tool_calls=[ToolCall(id="c1", function=ToolFunction(name="weather", arguments={"city": "Oslo"}))])
+    episode = Episode(namespace="a", summary="Ann talked about moving", session_id="s1", start_at=early,
+                      end_at=datetime(2025, 1, 1, tzinfo=timezone.utc))
+    procedure = Procedure(namespace="a", task="deploy the app", steps=[Step(text="build")])
+    trace = Trace(namespace="a", task="deploy the app", session_id="s1")
+    old = MemoryRecord(namespace="a", text="Bob likes tea")
+    records = [memory, turn, call, episode, procedure, trace, old]
+    s.put("a", records)
+    with sqlite3.connect(tmp_path / "s.db") as conn:  # written before keywords and confidence existed
+        conn.execute("UPDATE nodes SET data = json_remove(data, '$.keywords', '$.confidence') WHERE id = ?", (old.id,))
+    s.record_access("a", [memory.id, turn.id], datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc))
+    s._access.flush()
+    s.record_access("a", [memory.id], datetime(2026, 2, 3, tzinfo=timezone.utc))  # still buffered
+    ids = [r.id for r in records]
+    views, stored = s.views("a", [*ids, "mem_missing"]), s.get("a", ids)
+    assert [v.id for v in views] == ids and all(isinstance(v, RecordView) for v in views)
+    for view, rec in zip(views, stored):
+        held = [name for name in view.__dict__ if not name.startswith("_")]
+        assert {"importance", "status", "created_at", "access_count", "last_accessed_at"} <= set(held)
+        for name in held:
+            assert getattr(view, name) == getattr(rec, name), (rec.kind, name)
+        for name in [*NODE_TYPES[rec.kind].model_fields, "no_such_field"]:
+            assert view.value_of(name) == rec.value_of(name), (rec.kind, name)
+        assert getattr(view, "content", None) == getattr(rec, "content", None)
+        assert getattr(view, "summary", None) == getattr(rec, "summary", None)
+        assert getattr(view, "text", None) == getattr(rec, "text", None)  # a procedure's is a property
+        if rec.kind == "message":
+            assert view.said == rec.said
+        assert whole(view) == rec and whole(rec) is rec
+    assert views[0].access_count == 2 and views[0].last_accessed_at == datetime(2026, 2, 3, tzinfo=timezone.utc)
+    assert views[1].value_of("superseded_by").memory_id == memory.id and views[1].confidence == 1.0
+    assert views[-1].keywords == [] and views[-1].confidence == 1.0  # the defaults, as the record reads them
+    assert views[4].steps == procedure.steps  # a field the view does not hold: the record's
+    s.close()

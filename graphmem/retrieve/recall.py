@@ -4,10 +4,8 @@ then a merge that keeps every layer in view."""
 from __future__ import annotations
 
 import logging
-import re
 import time
-from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 from datetime import datetime
@@ -20,8 +18,10 @@ from ..models.records import SCOPE_FIELDS
 from ..settings import RecallFilter, RecallOptions
 from ..store import Store
 from ..store.layers import LayerAsk, LayerHits, rescored
-from ..text import keywords, name_grams, normalise_name, possessed, time_span, without_names
+from ..store.views import whole
+from ..text import keywords, name_grams, normalise_name, possessed, time_span
 from .scoring import held_at, keyword_signal, merge_layers, relevance, score
+from .recall_parts import InTurn, capped, is_question, rest_parts, within
 from .walk import Walk
 
 log = logging.getLogger(__name__)
@@ -103,7 +103,7 @@ class Recaller:
         # memories: p50/p95 54.6/66.7 ms side by side, 48.7/57.4 ms in turn)
         concurrent = getattr(getattr(store, "capabilities", None), "concurrent_reads", False)
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="graphmem-search") if concurrent \
-            else _InTurn()
+            else InTurn()
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
@@ -132,7 +132,15 @@ class Recaller:
         q_terms = set(keywords(query))
         held = self._pool.submit(self.store.kinds_held, namespace)
         walked = self._pool.submit(self._walk, namespace, query, options)
-        qvec = query_vector if query_vector is not None else self.embedder.embed([query], query=True)[0]
+        qvec, rest_vec = query_vector, None
+        if qvec is None:
+            # a walk read in turn (the embedded store's) is known already: the rest of the
+            # question (``_rest``) is embedded with the query, in one call
+            walk_now = walked.result()[1] if walked.done() else None
+            text, terms, _ = rest_parts(query, walk_now) if walk_now is not None else ("", frozenset(), [])
+            vecs = self.embedder.embed([query, text] if terms and text != " ".join(query.split()) else [query],
+                                       query=True)
+            qvec, rest_vec = vecs[0], (vecs[1] if len(vecs) > 1 else None)
         timings["embed"] = (time.perf_counter() - t0) * 1000
         layers = [layer for layer in filter.layers if layer in held.result()]  # a kind the tenant lacks costs nothing
 
@@ -146,7 +154,7 @@ class Recaller:
         t1 = time.perf_counter()
         entities, walk = walked.result()
         timings["graph"] = (time.perf_counter() - t1) * 1000
-        asks = _asks(query)
+        asks = is_question(query)
         # every pass ranks at least _BRIDGE_FROM items (a hop starts from them); k are kept at the end
         ask = _Pass(namespace=namespace, query=query, k=max(k, _BRIDGE_FROM), q_terms=q_terms,
                     statuses=layer_statuses, walk=walk, speakers={normalise_name(name): name for name in entities},
@@ -154,7 +162,7 @@ class Recaller:
                     feeds=self._may_feed_back(query, q_terms, asks, options),
                     filter=filter, now=now,
                     span=time_span(query, filter.asked_at or now) if options.time_boost else None,
-                    rest=self._rest(query, walk, qvec) if walk is not None else None)
+                    rest=self._rest(query, walk, qvec, rest_vec) if walk is not None else None)
         items, per_layer, found = self._rank(ask, qvec, timings)
         if walk is not None and options.hop_decay and options.graph_depth:
             t5 = time.perf_counter()
@@ -184,12 +192,14 @@ class Recaller:
                 moved = qvec + options.feedback * np.asarray(top, dtype=np.float32)
                 items, per_layer, _ = self._rank(replace(ask, seed=(seed.item.id, seed.breakdown.semantic)),
                                                  moved / np.linalg.norm(moved), timings, before=found)
-                items = _capped(items, seed)
+                items = capped(items, seed)
             timings["feedback"] = (time.perf_counter() - t4) * 1000
         by_layer: dict[str, list[ScoredItem]] = {}
         for s in items:
             by_layer.setdefault(s.layer, []).append(s)
         items = merge_layers(by_layer, k)  # as merged from the whole lists: they hold each layer's best
+        for s in items:  # the candidates were read as views; what is returned is the record
+            s.item = whole(s.item)
         if walk is not None:
             self._explain_paths(items, per_layer, walk)
         if items and filter.record_access:
@@ -222,16 +232,18 @@ class Recaller:
             return items[0]
         return None
 
-    def _rest(self, query: str, walk: "Walk", qvec: np.ndarray) -> "_Rest | None":
+    def _rest(self, query: str, walk: "Walk", qvec: np.ndarray, embedded: np.ndarray | None) -> "_Rest | None":
         """The question once the names of the entities it matched are taken out; None when
-        nothing is left to match (the question is only a name)."""
-        names = [n for e in walk.named for n in (e.name, *e.aliases)]
-        text = without_names(query, names)
-        terms = frozenset(keywords(text)) - {t for n in names for t in keywords(n)}
+        nothing is left to match (the question is only a name). ``embedded``: its vector when
+        embedded with the query."""
+        text, terms, names = rest_parts(query, walk)
         if not terms:
             return None
-        return _Rest(terms, qvec if text == " ".join(query.split()) else self.embedder.embed([text], query=True)[0],
-                     tuple(dict.fromkeys(possessed(query, names))))
+        if text == " ".join(query.split()):
+            vector = qvec
+        else:
+            vector = embedded if embedded is not None else self.embedder.embed([text], query=True)[0]
+        return _Rest(terms, vector, tuple(dict.fromkeys(possessed(query, names))))
 
     def _rank(self, ask: "_Pass", qvec: np.ndarray, timings: dict[str, float], before: "_Found | None" = None
               ) -> tuple[list[ScoredItem], dict[str, dict[str, "_Candidate"]], "_Found"]:
@@ -288,7 +300,7 @@ class Recaller:
             sims = {i: hits.sims[i] for i in records if i in hits.sims}
             missing = [i for i in cands if i not in records]
             if missing and all(cands[i].semantic is not None for i in missing):
-                records.update((r.id, r) for r in self.store.get(namespace, missing))
+                records.update((r.id, r) for r in self.store.views(namespace, missing))
             elif missing:
                 found, more = self.store.get_scored(namespace, layer, missing, qvec)  # one read: fetch and rescore
                 records.update((r.id, r) for r in found)
@@ -352,7 +364,7 @@ class Recaller:
             for node_id, (rec, kw) in kept.items():
                 c = cands[node_id]
                 extra = context.get(node_id, 0.0)
-                if ask.span is not None and _within(rec, ask.span):
+                if ask.span is not None and within(rec, ask.span):
                     extra += options.time_boost
                 stale = rec.value_of("superseded_by") is not None and as_of is None
                 damp = options.superseded_turns if stale else 1.0
@@ -367,8 +379,11 @@ class Recaller:
                     current[node_id] = breakdown.relevance
                 if breakdown.relevance < options.min_relevance:
                     continue
-                scored.append(ScoredItem(layer=layer, item=rec, score=breakdown.total, breakdown=breakdown,
-                                         matched_by=list(dict.fromkeys(c.via)), matched_step=c.step))
+                # built unchecked: ``rec`` may be a view (``Store.views``); the items returned are
+                # made whole records at the end of ``recall``
+                scored.append(ScoredItem.model_construct(layer=layer, item=rec, score=breakdown.total,
+                                                         breakdown=breakdown, matched_by=list(dict.fromkeys(c.via)),
+                                                         matched_step=c.step))
             scored.sort(key=lambda s: (-s.score, s.item.id))
             scored_by_layer[layer] = scored
         timings["score"] = timings.get("score", 0.0) + (time.perf_counter() - t3) * 1000
@@ -494,7 +509,7 @@ class Recaller:
                     j = at.get((rec.session_id, rec.seq + d))
                     if j is None:
                         continue
-                    if options.neighbour_mode == "answers" and not (d == -1 and _asks(kept[j][0].content)):
+                    if options.neighbour_mode == "answers" and not (d == -1 and is_question(kept[j][0].content)):
                         continue
                     lent.append(base[j])
                 if lent:
@@ -568,41 +583,3 @@ class Recaller:
             via = f"said by {c.said}" if c.said else walk.bridge_path(s.item.id, c.entity) or \
                 f"mentions {paths.get(c.entity, '?')}"
             s.breakdown = s.breakdown.model_copy(update={"path": via})
-
-
-class _InTurn:
-    """An executor that runs each job when it is submitted (the ``ThreadPoolExecutor`` calls
-    recall makes, for a store whose reads do not overlap)."""
-
-    def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
-        done: Future = Future()
-        try:
-            done.set_result(fn(*args, **kwargs))
-        except BaseException as exc:  # noqa: BLE001 - delivered through the future, as a pool does
-            done.set_exception(exc)
-        return done
-
-    def shutdown(self, wait: bool = True) -> None:
-        pass
-
-
-def _capped(items: list[ScoredItem], seed: ScoredItem) -> list[ScoredItem]:
-    """A feedback pass's items with its seed scored no higher than the first pass scored it."""
-    out = [seed if s.item.id == seed.item.id and s.score > seed.score else s for s in items]
-    return sorted(out, key=lambda s: (-s.score, s.item.id))
-
-
-_QUESTION = re.compile(
-    r"^\s*(what|who|whom|whose|where|when|which|why|how|did|do|does|is|are|was|were|can|could|would|will|has|have)\b"
-    r"|什么|谁|哪|几|多少|怎么|怎样|为什么|是否|吗\s*$|呢\s*$", re.IGNORECASE)
-
-
-def _asks(text: str) -> bool:
-    """Whether a turn (or a query) asks something: a question mark, an interrogative start, or
-    a Chinese question word or particle."""
-    return "?" in text or "？" in text or bool(_QUESTION.search(text))
-
-
-def _within(rec: Any, span: tuple[datetime, datetime]) -> bool:
-    at = rec.value_of("valid_at") or rec.value_of("start_at") or rec.created_at
-    return span[0] <= at < span[1]

@@ -346,6 +346,10 @@ class Store(Protocol):
     def get(self, namespace: str, ids: Sequence[str]) -> list[Node]:
         """The nodes found, in the order asked; unknown ids are left out."""
 
+    def views(self, namespace: str, ids: Sequence[str]) -> list[Node]:
+        """``get`` for recall's candidates: a store may return light views of the records
+        instead (``views.RecordView``: the fields scoring reads, the record built on demand)."""
+
     def query(
         self,
         namespace: str,
@@ -470,7 +474,7 @@ class Store(Protocol):
     def get_scored(
         self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
     ) -> tuple[list[Node], dict[str, float]]:
-        """``get(ids)`` and ``vector_scores`` of its nodes of ``kind``, in one read."""
+        """``views(ids)`` and ``vector_scores`` of its nodes of ``kind``, in one read."""
 
     def pending_vectors(self, kind: NodeKind, limit: int) -> list[Node]:
         """Nodes of ``kind``, in any namespace, stored without a vector yet (written with

@@ -18,7 +18,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
@@ -44,6 +44,7 @@ from .embedded_parts import ts as _ts
 from .embedded_reembed import ReembedMixin
 from .embedded_search import SearchMixin
 from .embedded_tx import TransactionsMixin
+from .views import RecordView
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -370,18 +371,26 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin):
     _COLS = "kind, data, access_count, last_accessed_at, namespace, id"
 
     def get(self, namespace: str, ids: Sequence[str]) -> list[Node]:
+        return self._read(namespace, ids, hydrate)
+
+    def views(self, namespace: str, ids: Sequence[str]) -> list[RecordView]:
+        return self._read(namespace, ids, RecordView)
+
+    def _read(self, namespace: str, ids: Sequence[str], build: Callable[..., Any]) -> list[Any]:
+        """``build(kind, data, id, access count, last access, pending accesses)`` of each id found, in the order asked."""
         if not ids:
             return []
         with self._lock, self._guard():
             self._sync()
-            found: dict[str, Node] = {}
+            found: dict[str, Any] = {}
             for chunk in _chunks(list(dict.fromkeys(ids)), 500):
                 marks = ",".join("?" * len(chunk))
                 rows = self.conn.execute(
                     f"SELECT {self._COLS} FROM nodes WHERE namespace = ? AND id IN ({marks})",  # noqa: S608
                     (namespace, *chunk),
                 )
-                found.update((n.id, n) for n in self._hydrate(rows))
+                found.update((node_id, build(kind, data, node_id, count, last_at, self._access.get(ns, node_id)))
+                             for kind, data, count, last_at, ns, node_id in rows)
             return [found[i] for i in ids if i in found]
 
     def query(

@@ -68,7 +68,7 @@ class SearchMixin:
     def get_scored(
         self, namespace: str, kind: NodeKind, ids: Sequence[str], vector: np.ndarray
     ) -> tuple[list[Node], dict[str, float]]:
-        return self.get(namespace, ids), self.vector_scores(namespace, kind, ids, vector)
+        return self.views(namespace, ids), self.vector_scores(namespace, kind, ids, vector)
 
     def kinds_held(self, namespace: str) -> set[str]:
         with self._lock, self._guard():

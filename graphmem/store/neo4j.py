@@ -440,6 +440,8 @@ class Neo4jStore(ExploreMixin, MetaMixin, ReembedMixin, RetireMixin, SearchMixin
             found.update((n.id, n) for n in self._hydrate(self._rows("nodes_get", namespace=namespace, ids=chunk), namespace))
         return [found[i] for i in ids if i in found]
 
+    views = get  # a recall's records come with its searches, whole (``recall_layer.cypher``)
+
     def query(
         self,
         namespace: str,
