@@ -18,10 +18,9 @@ from ..models.records import SCOPE_FIELDS
 from ..settings import RecallFilter, RecallOptions
 from ..store import Store
 from ..store.layers import LayerAsk, LayerHits, rescored
-from ..store.views import whole
 from ..text import keywords, name_grams, normalise_name, possessed, time_span
 from .scoring import held_at, keyword_signal, merge_layers, relevance, score
-from .recall_parts import InTurn, capped, is_question, rest_parts, within
+from .recall_parts import InTurn, Ranked, capped, is_question, rest_parts, within
 from .walk import Walk
 
 log = logging.getLogger(__name__)
@@ -194,12 +193,11 @@ class Recaller:
                                                  moved / np.linalg.norm(moved), timings, before=found)
                 items = capped(items, seed)
             timings["feedback"] = (time.perf_counter() - t4) * 1000
-        by_layer: dict[str, list[ScoredItem]] = {}
+        by_layer: dict[str, list[Ranked]] = {}
         for s in items:
             by_layer.setdefault(s.layer, []).append(s)
-        items = merge_layers(by_layer, k)  # as merged from the whole lists: they hold each layer's best
-        for s in items:  # the candidates were read as views; what is returned is the record
-            s.item = whole(s.item)
+        # as merged from the whole lists: they hold each layer's best
+        items = [s.scored() for s in merge_layers(by_layer, k)]
         if walk is not None:
             self._explain_paths(items, per_layer, walk)
         if items and filter.record_access:
@@ -219,7 +217,7 @@ class Recaller:
                 and query.count("?") + query.count("？") < 2)
 
     @staticmethod
-    def _seed(ask: "_Pass", items: list[ScoredItem]) -> ScoredItem | None:
+    def _seed(ask: "_Pass", items: list[Ranked]) -> Ranked | None:
         """The hit feedback moves the query towards: of a query that may be moved
         (``_may_feed_back``), the best hit when its relevance is 0.5 or more (without a gate, a
         Chinese question whose best hit was a weak near tie, relevance 0.11, was moved towards
@@ -246,7 +244,7 @@ class Recaller:
         return _Rest(terms, vector, tuple(dict.fromkeys(possessed(query, names))))
 
     def _rank(self, ask: "_Pass", qvec: np.ndarray, timings: dict[str, float], before: "_Found | None" = None
-              ) -> tuple[list[ScoredItem], dict[str, dict[str, "_Candidate"]], "_Found"]:
+              ) -> tuple[list[Ranked], dict[str, dict[str, "_Candidate"]], "_Found"]:
         """One search and scoring of every layer for the query vector ``qvec``: the k best
         items, each layer's candidates, and each layer's hits with the records read. ``before``:
         an earlier pass's, whose keyword and graph hits and records stand (``_again``)."""
@@ -291,7 +289,7 @@ class Recaller:
         timings["candidates"] = timings.get("candidates", 0.0) + (time.perf_counter() - t2) * 1000
 
         t3 = time.perf_counter()
-        scored_by_layer: dict[str, list[ScoredItem]] = {}
+        scored_by_layer: dict[str, list[Ranked]] = {}
         as_of = ask.filter.as_of
 
         def fetch(layer: str, cands: dict[str, _Candidate]) -> dict[str, Any]:
@@ -360,7 +358,7 @@ class Recaller:
                     for i, (_, kw) in kept.items()}
             context = self._conversation_context(namespace, kept, base, cands, qvec, admitted, options, ask.asks) \
                 if layer == "message" else {}
-            scored: list[ScoredItem] = []
+            scored: list[Ranked] = []
             for node_id, (rec, kw) in kept.items():
                 c = cands[node_id]
                 extra = context.get(node_id, 0.0)
@@ -379,18 +377,14 @@ class Recaller:
                     current[node_id] = breakdown.relevance
                 if breakdown.relevance < options.min_relevance:
                     continue
-                # built unchecked: ``rec`` may be a view (``Store.views``); the items returned are
-                # made whole records at the end of ``recall``
-                scored.append(ScoredItem.model_construct(layer=layer, item=rec, score=breakdown.total,
-                                                         breakdown=breakdown, matched_by=list(dict.fromkeys(c.via)),
-                                                         matched_step=c.step))
+                scored.append(Ranked(layer, rec, breakdown.total, breakdown, list(dict.fromkeys(c.via)), c.step))
             scored.sort(key=lambda s: (-s.score, s.item.id))
             scored_by_layer[layer] = scored
         timings["score"] = timings.get("score", 0.0) + (time.perf_counter() - t3) * 1000
         return merge_layers(scored_by_layer, ask.k), per_layer, {
             layer: (hits_of[layer], fetched[layer].result() if layer in fetched else {}) for layer in hits_of}
 
-    def _bridged(self, ask: "_Pass", items: list[ScoredItem], per_layer: dict[str, dict[str, "_Candidate"]],
+    def _bridged(self, ask: "_Pass", items: list[Ranked], per_layer: dict[str, dict[str, "_Candidate"]],
                  found: "_Found", named_only: bool) -> "_Found | None":
         """The last pass's hits with one more hop of graph hits (``Walk.bridge``), taken from
         its best hits that the query's entities (or the entities the last hop reached) said or

@@ -6,14 +6,34 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from concurrent.futures import Future
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..models import ScoredItem
+from ..models import ScoreBreakdown, ScoredItem
+from ..store.views import whole
 from ..text import keywords, without_names
 
 if TYPE_CHECKING:
     from .walk import Walk
+
+
+@dataclass(slots=True)
+class Ranked:
+    """An item as a pass of recall ranks it: ``ScoredItem``'s fields, unchecked (the item may be a
+    view, ``Store.views``; a recall ranks hundreds, a ``ScoredItem`` costs ~2 us to check and
+    ``model_construct`` more). ``scored`` makes the ones returned ``ScoredItem``s."""
+
+    layer: str
+    item: Any
+    score: float
+    breakdown: ScoreBreakdown
+    matched_by: list[str]
+    matched_step: int | None = None
+
+    def scored(self) -> ScoredItem:
+        return ScoredItem(layer=self.layer, item=whole(self.item), score=self.score, breakdown=self.breakdown,
+                          matched_by=self.matched_by, matched_step=self.matched_step)
 
 
 class InTurn:
@@ -39,7 +59,7 @@ def rest_parts(query: str, walk: "Walk") -> tuple[str, frozenset[str], list[str]
     return text, frozenset(keywords(text)) - {t for n in names for t in keywords(n)}, names
 
 
-def capped(items: list[ScoredItem], seed: ScoredItem) -> list[ScoredItem]:
+def capped(items: list[Ranked], seed: Ranked) -> list[Ranked]:
     """A feedback pass's items with its seed scored no higher than the first pass scored it."""
     out = [seed if s.item.id == seed.item.id and s.score > seed.score else s for s in items]
     return sorted(out, key=lambda s: (-s.score, s.item.id))

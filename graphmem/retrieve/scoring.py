@@ -98,7 +98,7 @@ def score(
         + w.recency * rec
         + w.frequency * freq
     )
-    return ScoreBreakdown.model_construct(  # computed floats: nothing to check (a recall scores hundreds)
+    return ScoreBreakdown(
         relevance=round(rel, 6), importance=item.importance, confidence=item.confidence,
         recency=round(rec, 6), frequency=round(freq, 6),
         semantic=round(semantic, 6), keyword=round(keyword, 6), graph=round(graph, 6), context=round(context, 6),
