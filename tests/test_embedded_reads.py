@@ -120,8 +120,10 @@ def test_a_view_of_a_stored_record_reads_as_the_record_does(tmp_path):
     some of its fields existed; the record it builds is the stored one."""
     from datetime import datetime, timezone
 
-    from graphmem.models import NODE_TYPES, Episode, Procedure, Step, SupersededBy, ToolCall, ToolFunction, Trace
-    from graphmem.store.views import RecordView, whole
+    from graphmem.models import Episode, Procedure, Step, SupersededBy, ToolCall, ToolFunction, Trace
+    from graphmem.store.views import RecordView
+
+    from .test_store_contract import assert_view_reads_as_record
 
     s = EmbeddedStore(tmp_path / "s.db")
     s.init(embedder="test-embedder", dim=4)
@@ -149,18 +151,7 @@ def test_a_view_of_a_stored_record_reads_as_the_record_does(tmp_path):
     views, stored = s.views("a", [*ids, "mem_missing"]), s.get("a", ids)
     assert [v.id for v in views] == ids and all(isinstance(v, RecordView) for v in views)
     for view, rec in zip(views, stored):
-        held = [name for name in view.__dict__ if not name.startswith("_")]
-        assert {"importance", "status", "created_at", "access_count", "last_accessed_at"} <= set(held)
-        for name in held:
-            assert getattr(view, name) == getattr(rec, name), (rec.kind, name)
-        for name in [*NODE_TYPES[rec.kind].model_fields, "no_such_field"]:
-            assert view.value_of(name) == rec.value_of(name), (rec.kind, name)
-        assert getattr(view, "content", None) == getattr(rec, "content", None)
-        assert getattr(view, "summary", None) == getattr(rec, "summary", None)
-        assert getattr(view, "text", None) == getattr(rec, "text", None)  # a procedure's is a property
-        if rec.kind == "message":
-            assert view.said == rec.said
-        assert whole(view) == rec and whole(rec) is rec
+        assert_view_reads_as_record(view, rec)
     assert views[0].access_count == 2 and views[0].last_accessed_at == datetime(2026, 2, 3, tzinfo=timezone.utc)
     assert views[1].value_of("superseded_by").memory_id == memory.id and views[1].confidence == 1.0
     assert views[-1].keywords == [] and views[-1].confidence == 1.0  # the defaults, as the record reads them

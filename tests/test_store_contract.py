@@ -49,6 +49,51 @@ def test_put_get_roundtrip_every_kind(store):
     assert set(store.vectors("a", [n.id for n in nodes])) == {nodes[i].id for i in (1, 2, 4, 5)}
 
 
+def assert_view_reads_as_record(view, rec) -> None:
+    """A view of a record (``Store.views``, what recall scores) reads as the record: each field it
+    holds, ``value_of`` of each of the kind's fields, the text fields and ``said``; ``whole``
+    gives the record."""
+    from graphmem.models import NODE_TYPES
+    from graphmem.store.views import whole
+
+    held = [name for name in vars(view) if not name.startswith("_")] if not isinstance(view, type(rec)) else []
+    for name in held:
+        assert getattr(view, name) == getattr(rec, name), (rec.kind, name)
+    for name in [*NODE_TYPES[rec.kind].model_fields, "no_such_field"]:
+        assert view.value_of(name) == rec.value_of(name), (rec.kind, name)
+    for name in ("content", "text", "summary", "said", "keywords"):
+        assert getattr(view, name, None) == getattr(rec, name, None), (rec.kind, name)
+    assert whole(view) == rec
+
+
+def test_a_view_of_each_layer_reads_as_its_record(store):
+    """Recall scores candidates from ``Store.views``; a view with an access still buffered
+    and a turn that states a superseded value read as ``get`` reads them."""
+    from graphmem.models import SupersededBy, Trace
+
+    old = utcnow() - timedelta(days=400)
+    memory = mem("Ann lives in Oslo", importance=0.8, confidence=0.7, valid_at=old, said_at=old, user_id="u1",
+                 keywords=["ann", "oslo"], subject="Ann", predicate="lives_in", object="Oslo")
+    nodes = [
+        memory,
+        Message(namespace="a", session_id="s1", content=" I moved to Bergen ", speaker="Ann", seq=2,
+                superseded_by=SupersededBy(memory_id=memory.id, at=old, text="Ann lives in Oslo")),
+        Episode(namespace="a", summary="Ann talked about moving", session_id="s1", start_at=old, end_at=utcnow()),
+        Procedure(namespace="a", task="brew tea", steps=[Step(text="boil water")]),
+        Trace(namespace="a", task="brew tea", session_id="s1"),
+    ]
+    store.put("a", nodes, np.stack([unit(1), unit(0, 1), unit(1, 1), unit(0, 0, 1), NAN]))
+    store.record_access("a", [memory.id], utcnow())
+    ids = [n.id for n in nodes]
+    views = store.views("a", [*ids, "missing"])
+    assert [v.id for v in views] == ids
+    for view, rec in zip(views, store.get("a", ids)):
+        assert_view_reads_as_record(view, rec)
+    assert views[0].access_count == 1 and views[1].value_of("superseded_by").memory_id == memory.id
+    found, sims = store.get_scored("a", "message", [ids[1]], unit(0, 1))
+    assert [f.id for f in found] == [ids[1]] and sims[ids[1]] == pytest.approx(1.0, abs=1e-3)
+
+
 def test_namespaces_are_isolated_everywhere(store):
     a = mem("the secret of tenant a", ns="a")
     b = mem("the secret of tenant b", ns="b")

@@ -52,6 +52,7 @@ from .neo4j_rows import edge_rows as _edge_rows
 from .neo4j_rows import epoch, write_row
 from .neo4j_rows import to_native as _to_native
 from .neo4j_search import SearchMixin, _norms
+from .views import RecordView
 
 log = logging.getLogger(__name__)
 
@@ -421,26 +422,32 @@ class Neo4jStore(ExploreMixin, MetaMixin, ReembedMixin, RetireMixin, SearchMixin
             for chunk in _chunks(group, _WRITE_BATCH):
                 self._tx(tx, "edges_put", {"rel_type": rel_type}, namespace=namespace, rows=chunk)
 
-    def _hydrate(self, rows: Iterable[list[Any]], namespace: str | None = None) -> list[Node]:
-        """Records from rows of [kind, data, access_count, last_accessed_at (ISO text: the driver's own
-        temporal values cost ~0.1 ms each to decode), id, retiring(, namespace)],
+    def _hydrate(self, rows: Iterable[list[Any]], namespace: str | None = None,
+                 build: Callable[..., Any] = hydrate) -> list[Any]:
+        """Records (``build``: or views of them) from rows of [kind, data, access_count, last_accessed_at
+        (ISO text: the driver's own temporal values cost ~0.1 ms each to decode), id, retiring(, namespace)],
         each in its retired form where the read holds a successor beside it (neo4j_retire)."""
         with self._lock:
             return [
-                hydrate(kind, data, node_id, access_count, _to_native(last_at),
-                        self._access.get(namespace or rest[0], node_id))
+                build(kind, data, node_id, access_count, _to_native(last_at),
+                      self._access.get(namespace or rest[0], node_id))
                 for kind, data, access_count, last_at, node_id, _, *rest in retired_form(list(rows))
             ]
 
     def get(self, namespace: str, ids: Sequence[str]) -> list[Node]:
+        return self._read_nodes(namespace, ids, hydrate)
+
+    def _read_nodes(self, namespace: str, ids: Sequence[str], build: Callable[..., Any]) -> list[Any]:
         if not ids:
             return []
-        found: dict[str, Node] = {}
+        found: dict[str, Any] = {}
         for chunk in _chunks(list(dict.fromkeys(ids)), _READ_CHUNK):
-            found.update((n.id, n) for n in self._hydrate(self._rows("nodes_get", namespace=namespace, ids=chunk), namespace))
+            found.update((n.id, n) for n in self._hydrate(self._rows("nodes_get", namespace=namespace, ids=chunk),
+                                                          namespace, build))
         return [found[i] for i in ids if i in found]
 
-    views = get  # a recall's records come with its searches, whole (``recall_layer.cypher``)
+    def views(self, namespace: str, ids: Sequence[str]) -> list[RecordView]:
+        return self._read_nodes(namespace, ids, RecordView)
 
     def query(
         self,

@@ -19,6 +19,7 @@ from .layers import LayerAsk, LayerHits, Walked, evidence, first_step, rank_grap
 from .neo4j_rows import READ_CHUNK as _READ_CHUNK
 from .neo4j_rows import chunks as _chunks
 from .neo4j_rows import lucene_term as _lucene_term
+from .views import RecordView
 
 _LABEL_COUNT_TTL = 10.0
 _MAX_CANDIDATES = 5000  # the most HNSW candidates asked before an exact scan of the namespace
@@ -136,7 +137,7 @@ class SearchMixin:
         by_vector, pool, rescored = _cosines(row["top"]), _cosines(row["pool"]), dict(_cosines(row["rescored"]))
         top = dict(by_vector)
         graph = evidence([(node_id, entity_id) for node_id, entity_id in row["pairs"]], ask.weights)
-        nodes = {n.id: n for n in self._hydrate(row["rows"], namespace)}
+        nodes = {n.id: n for n in self._hydrate(row["rows"], namespace, RecordView)}  # records only for what is shown
         read = top | dict(pool) | rescored | dict(_cosines(row["sims"]))  # every cosine the query computed
         return LayerHits(
             vector=by_vector, keyword=[(node_id, float(score)) for node_id, score in row["keyword"]],
@@ -169,7 +170,7 @@ class SearchMixin:
             return [], {}
         (row,) = self._read("turns_beside", _ids={"vector": self._prop}, namespace=namespace, ids=list(ids),
                             exclude=sorted(exclude), vector=unit_query(vector, self.dim).tolist())
-        nodes = self._hydrate(row["rows"], namespace)
+        nodes = self._hydrate(row["rows"], namespace, RecordView)
         return nodes, dict(_cosines(row["sims"]))
 
     def kinds_held(self, namespace: str) -> set[str]:
@@ -236,7 +237,7 @@ class SearchMixin:
         for chunk in _chunks(list(dict.fromkeys(ids)), _READ_CHUNK):
             (row,) = self._read("nodes_get_scored", _ids={"vector": self._prop}, namespace=namespace, ids=chunk,
                                 kind=kind, vector=q)
-            found.update((n.id, n) for n in self._hydrate(row["rows"], namespace))
+            found.update((n.id, n) for n in self._hydrate(row["rows"], namespace, RecordView))
             sims.update(_cosines(row["sims"]))
         return [found[i] for i in ids if i in found], {i: s for i, s in sims.items() if i in found}
 
