@@ -68,16 +68,16 @@ class RecordView:
 
     def value_of(self, name: str) -> Any:
         """As ``Record.value_of``: None where this kind has no such field."""
-        if name in self.__dict__:
+        if name in self.__dict__ and not name.startswith("_"):
             return self.__dict__[name]
         return getattr(self.record(), name) if name in NODE_TYPES[self.kind].model_fields else None
 
     @property
     def said(self) -> str:
-        """As ``Message.said``."""
-        if self.kind != "message" or self._calls:
-            return self.record().said
-        return self.content.strip()  # ``turn_text`` of a turn without tool calls
+        """As ``Message.said`` (a turn's only)."""
+        if self.kind != "message":
+            raise AttributeError("said")
+        return self.record().said if self._calls else self.content.strip()  # ``turn_text`` without tool calls
 
     def record(self) -> Node:
         """The whole record, validated (built on the first call)."""
