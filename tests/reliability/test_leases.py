@@ -58,8 +58,11 @@ class WindowExtractor:
 
 
 def _open(backend: str, path: str, extractor: Any = None) -> Memory:
+    # a dead process of this machine loses its lease at once (``_dead_here``), so the test needs
+    # no short lease to see the takeover; 3 s ran out once on a loaded CI machine (a renewal
+    # held up by Neo4j deadlock retries) and a live process's window was asked twice (14 asks)
     settings = Settings(enrichment="manual", extraction="manual", extract_every=EVERY, extract_budget_tokens=0,
-                        extraction_lease_seconds=3)
+                        extraction_lease_seconds=10)
     if backend == "embedded":
         return Memory(path, settings=settings, extractor=extractor)
     return Memory(store=neo4j_store(backend), settings=settings, extractor=extractor)
