@@ -19,8 +19,8 @@ from ..settings import RecallFilter, RecallOptions
 from ..store import Store
 from ..store.layers import LayerAsk, LayerHits, rescored
 from ..text import keywords, name_grams, normalise_name, possessed, time_span
-from .scoring import held_at, keyword_signal, merge_layers, relevance, score
 from .recall_parts import InTurn, Ranked, capped, is_question, rest_parts, within
+from .scoring import held_at, keyword_signal, merge_layers, relevance, score
 from .walk import Walk
 
 log = logging.getLogger(__name__)

@@ -1,5 +1,5 @@
-"""Small parts of recall: the in-turn executor, question detection, the rest of a question
-once its names are out, and the feedback pass's cap."""
+"""Small parts of recall: a candidate as a pass ranks it, the in-turn executor, question
+detection, the rest of a question once its names are out, and the feedback pass's cap."""
 
 from __future__ import annotations
 
