@@ -51,10 +51,10 @@ def test_put_get_roundtrip_every_kind(store):
 
 def assert_view_reads_as_record(view, rec) -> None:
     """A view of a record (``Store.views``, what recall scores) reads as the record: each field it
-    holds, ``value_of`` of each of the kind's fields, the text fields and ``said``; ``whole``
+    holds, ``value_of`` of each of the kind's fields, the text fields and ``said``; ``record_of``
     gives the record."""
     from graphmem.models import NODE_TYPES
-    from graphmem.store.views import whole
+    from graphmem.store.views import record_of
 
     held = [name for name in vars(view) if not name.startswith("_")] if not isinstance(view, type(rec)) else []
     for name in held:
@@ -63,7 +63,7 @@ def assert_view_reads_as_record(view, rec) -> None:
         assert view.value_of(name) == rec.value_of(name), (rec.kind, name)
     for name in ("content", "text", "summary", "said", "keywords"):
         assert getattr(view, name, None) == getattr(rec, name, None), (rec.kind, name)
-    assert whole(view) == rec
+    assert record_of(view) == rec
 
 
 def test_a_view_of_each_layer_reads_as_its_record(store):

@@ -29,7 +29,7 @@ CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-def _to_utc(value: datetime) -> datetime:
+def to_utc(value: datetime) -> datetime:
     # Naive datetimes are read as UTC (documented); aware ones are converted.
     if value.tzinfo is None:
         return value.replace(tzinfo=timezone.utc)
@@ -103,7 +103,7 @@ def _json_metadata(value: dict[str, Any], info: ValidationInfo) -> dict[str, Any
     return value
 
 
-UTCDateTime = Annotated[datetime, AfterValidator(_to_utc)]
+UTCDateTime = Annotated[datetime, AfterValidator(to_utc)]
 Namespace = Annotated[str, StringConstraints(pattern=NAMESPACE_PATTERN)]
 Text = Annotated[str, AfterValidator(_clean_text)]
 LongStr = Annotated[str, AfterValidator(_long_text)]  # may be empty

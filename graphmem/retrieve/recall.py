@@ -131,15 +131,15 @@ class Recaller:
         q_terms = set(keywords(query))
         held = self._pool.submit(self.store.kinds_held, namespace)
         walked = self._pool.submit(self._walk, namespace, query, options)
-        qvec, rest_vec = query_vector, None
+        qvec, rest_vec, parts = query_vector, None, None
         if qvec is None:
             # a walk read in turn (the embedded store's) is known already: the rest of the
             # question (``_rest``) is embedded with the query, in one call
             walk_now = walked.result()[1] if walked.done() else None
-            text, terms, _ = rest_parts(query, walk_now) if walk_now is not None else ("", frozenset(), [])
-            vecs = self.embedder.embed([query, text] if terms and text != " ".join(query.split()) else [query],
-                                       query=True)
-            qvec, rest_vec = vecs[0], (vecs[1] if len(vecs) > 1 else None)
+            parts = rest_parts(query, walk_now) if walk_now is not None else None
+            own = parts[0] if parts is not None and parts[1] else None
+            vecs = self.embedder.embed([query] if own is None else [query, own], query=True)
+            qvec, rest_vec = vecs[0], (vecs[1] if own is not None else None)
         timings["embed"] = (time.perf_counter() - t0) * 1000
         layers = [layer for layer in filter.layers if layer in held.result()]  # a kind the tenant lacks costs nothing
 
@@ -161,7 +161,7 @@ class Recaller:
                     feeds=self._may_feed_back(query, q_terms, asks, options),
                     filter=filter, now=now,
                     span=time_span(query, filter.asked_at or now) if options.time_boost else None,
-                    rest=self._rest(query, walk, qvec, rest_vec) if walk is not None else None)
+                    rest=self._rest(query, walk, qvec, parts, rest_vec) if walk is not None else None)
         items, per_layer, found = self._rank(ask, qvec, timings)
         if walk is not None and options.hop_decay and options.graph_depth:
             t5 = time.perf_counter()
@@ -230,17 +230,18 @@ class Recaller:
             return items[0]
         return None
 
-    def _rest(self, query: str, walk: "Walk", qvec: np.ndarray, embedded: np.ndarray | None) -> "_Rest | None":
+    def _rest(self, query: str, walk: "Walk", qvec: np.ndarray, parts: tuple | None,
+              embedded: np.ndarray | None) -> "_Rest | None":
         """The question once the names of the entities it matched are taken out; None when
-        nothing is left to match (the question is only a name). ``embedded``: its vector when
-        embedded with the query."""
-        text, terms, names = rest_parts(query, walk)
+        nothing is left to match (the question is only a name). ``parts`` and ``embedded``:
+        ``rest_parts`` and its vector where they came with the query's embedding."""
+        own, terms, names = parts if parts is not None else rest_parts(query, walk)
         if not terms:
             return None
-        if text == " ".join(query.split()):
+        if own is None:
             vector = qvec
         else:
-            vector = embedded if embedded is not None else self.embedder.embed([text], query=True)[0]
+            vector = embedded if embedded is not None else self.embedder.embed([own], query=True)[0]
         return _Rest(terms, vector, tuple(dict.fromkeys(possessed(query, names))))
 
     def _rank(self, ask: "_Pass", qvec: np.ndarray, timings: dict[str, float], before: "_Found | None" = None

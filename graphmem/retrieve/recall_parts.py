@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from ..models import ScoreBreakdown, ScoredItem
-from ..store.views import whole
+from ..store.views import record_of
 from ..text import keywords, without_names
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ class Ranked:
     matched_step: int | None = None
 
     def scored(self) -> ScoredItem:
-        return ScoredItem(layer=self.layer, item=whole(self.item), score=self.score, breakdown=self.breakdown,
+        return ScoredItem(layer=self.layer, item=record_of(self.item), score=self.score, breakdown=self.breakdown,
                           matched_by=self.matched_by, matched_step=self.matched_step)
 
 
@@ -52,11 +52,13 @@ class InTurn:
         pass
 
 
-def rest_parts(query: str, walk: "Walk") -> tuple[str, frozenset[str], list[str]]:
-    """The question without the names the walk matched, its keywords that are no name's, and those names."""
+def rest_parts(query: str, walk: "Walk") -> tuple[str | None, frozenset[str], list[str]]:
+    """The question without the names the walk matched (None where that leaves it as written:
+    its vector is the query's), its keywords that are no name's, and those names."""
     names = [n for e in walk.named for n in (e.name, *e.aliases)]
     text = without_names(query, names)
-    return text, frozenset(keywords(text)) - {t for n in names for t in keywords(n)}, names
+    own = None if text == " ".join(query.split()) else text
+    return own, frozenset(keywords(text)) - {t for n in names for t in keywords(n)}, names
 
 
 def capped(items: list[Ranked], seed: Ranked) -> list[Ranked]:

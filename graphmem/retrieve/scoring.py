@@ -8,11 +8,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TypeVar
 
-from ..models import Scorable, ScoreBreakdown, ScoredItem
+from ..models import Scorable, ScoreBreakdown
 from ..settings import RecallOptions, RelevanceWeights
 
 _DAY = 86_400.0
+_Item = TypeVar("_Item")  # a ScoredItem, or recall's Ranked
 
 
 def held_at(item: Scorable, at: datetime) -> bool:
@@ -117,12 +119,13 @@ def keyword_signal(bm25: float, top_bm25: float, query_terms: set[str], item_ter
     return 0.7 * (bm25 / top_bm25) + 0.3 * coverage
 
 
-def merge_layers(by_layer: dict[str, list[ScoredItem]], k: int) -> list[ScoredItem]:
+def merge_layers(by_layer: dict[str, list[_Item]], k: int) -> list[_Item]:
     """The k best overall, but each layer's best item is kept when it has one, so that a
-    layer with many strong items (say, raw messages) cannot crowd out the others."""
+    layer with many strong items (say, raw messages) cannot crowd out the others. Items are
+    ``ScoredItem``s or what recall ranks before it returns them (``recall_parts.Ranked``)."""
     if k <= 0:
         return []
-    chosen: dict[str, ScoredItem] = {}
+    chosen: dict[str, _Item] = {}
     heads = sorted((items[0] for items in by_layer.values() if items), key=lambda s: -s.score)
     for head in heads[:k]:
         chosen[head.item.id] = head

@@ -364,8 +364,9 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin):
                 if not has_vec[i]:
                     index.set_code(nodes[i].id, _STATUS_CODE.get(getattr(nodes[i], "status", "active"), 0))
 
-    def _hydrate(self, rows: Iterable[tuple]) -> list[Node]:
-        return [hydrate(kind, data, node_id, access_count, last_at, self._access.get(ns, node_id))
+    def _hydrate(self, rows: Iterable[tuple], build: Callable[..., Any] = hydrate) -> list[Any]:
+        """Records (``build``: or views of them) from rows of ``_COLS``, with this process's buffered accesses."""
+        return [build(kind, data, node_id, access_count, last_at, self._access.get(ns, node_id))
                 for kind, data, access_count, last_at, ns, node_id in rows]
 
     _COLS = "kind, data, access_count, last_accessed_at, namespace, id"
@@ -377,7 +378,7 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin):
         return self._read(namespace, ids, RecordView)
 
     def _read(self, namespace: str, ids: Sequence[str], build: Callable[..., Any]) -> list[Any]:
-        """``build(kind, data, id, access count, last access, pending accesses)`` of each id found, in the order asked."""
+        """``_hydrate`` of each id found, in the order asked."""
         if not ids:
             return []
         with self._lock, self._guard():
@@ -389,8 +390,7 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin):
                     f"SELECT {self._COLS} FROM nodes WHERE namespace = ? AND id IN ({marks})",  # noqa: S608
                     (namespace, *chunk),
                 )
-                found.update((node_id, build(kind, data, node_id, count, last_at, self._access.get(ns, node_id)))
-                             for kind, data, count, last_at, ns, node_id in rows)
+                found.update((n.id, n) for n in self._hydrate(rows, build))
             return [found[i] for i in ids if i in found]
 
     def query(

@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..models import NODE_TYPES, Node, Status, SupersededBy
+from ..models.fields import to_utc
 from .base import hydrate
 
 # what recall reads of a candidate (admission, scoring, the conversation around a turn, the
@@ -36,8 +37,7 @@ def _time(value: Any) -> datetime | None:
         return value
     if isinstance(value, (int, float)):  # the access time kept beside the record, in epoch seconds
         return datetime.fromtimestamp(value, tz=timezone.utc)
-    at = datetime.fromisoformat(value)
-    return at.replace(tzinfo=timezone.utc) if at.tzinfo is None else at.astimezone(timezone.utc)
+    return to_utc(datetime.fromisoformat(value))
 
 
 class RecordView:
@@ -92,6 +92,6 @@ class RecordView:
         return getattr(self.record(), name)
 
 
-def whole(item: Any) -> Any:
+def record_of(item: Any) -> Any:
     """The record behind a view; any other record as it is."""
     return item.record() if isinstance(item, RecordView) else item
