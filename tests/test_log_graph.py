@@ -14,6 +14,7 @@ from graphmem.lifecycle.builders import restates
 from graphmem.lifecycle.fold import source_turns
 from graphmem.models import EdgeType, MemoryRecord, Message, Session, Status
 from graphmem.retrieve import relevance
+from graphmem.retrieve.walk import person_relations
 from graphmem.settings import RecallFilter, RecallOptions
 from graphmem.text import time_span
 
@@ -361,6 +362,24 @@ def test_a_name_alone_lifts_nothing_and_the_walk_goes_through_what_was_said(gmem
     own = (garage.relevance - garage.context) / (1 - garage.context)  # before its session's share
     assert garage.graph == 1.0 and garage.path == "said by Marek" and own - text < 0.02
     assert texts.index(answer.text) < texts.index(hits[at["garage"]].text)
+
+
+def test_a_persons_thing_is_no_relation_to_follow(gmem):
+    """"Caroline's painting" names no other person: a turn that puts "painting" beside someone
+    else's name is no path to follow, and Caroline's own turns keep their evidence (a LoCoMo
+    question lost its answer when Caroline became a waypoint on the way to "Blue")."""
+    gmem.add_messages("s", [
+        {"speaker": "Caroline", "content": "I finished my painting for Olga Berg's new gallery."},
+        {"speaker": "Olga Berg", "content": "The gallery opens on Friday with a wine evening."},
+        {"speaker": "Caroline", "content": "A sunrise walk by the lake inspired it."},
+    ])
+    hits = gmem.recall("What inspired Caroline's painting?", k=3, layers=["message"], filter=RecallFilter.READ_ONLY)
+    assert not any("Olga" in (h.breakdown.path or "") for h in hits)
+    lake = next(h for h in hits if "lake" in h.text)
+    assert lake.breakdown.path == "said by Caroline" and lake.breakdown.graph == 1.0
+    assert all(h.score < lake.score for h in hits if h.item.speaker == "Olga Berg")
+    words = ["sister", "painting", "sibling", "family", "kids", "姐姐", "coworkers", "house"]
+    assert person_relations(words, gmem.embedder) == ("sister", "sibling", "kids", "姐姐", "coworkers")
 
 
 def test_a_relation_is_crossed_when_the_question_means_it_in_either_language(gmem):

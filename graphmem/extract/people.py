@@ -16,41 +16,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from ..text.relations import RELATIONS, relation_of
 from .schema import ExtractedMemory
 
-# canonical relation -> the words that name it (English, Chinese)
-RELATIONS: dict[str, tuple[str, ...]] = {
-    "manager": ("boss", "manager", "supervisor", "line manager", "team lead", "上司", "领导", "老板", "经理", "主管"),
-    "colleague": ("colleague", "coworker", "co-worker", "teammate", "同事"),
-    "husband": ("husband", "丈夫", "老公", "先生"),
-    "wife": ("wife", "妻子", "老婆", "太太"),
-    "partner": ("partner", "boyfriend", "girlfriend", "fiance", "fiancee", "fiancé", "fiancée", "男朋友", "女朋友",
-                "对象", "未婚夫", "未婚妻"),
-    "sister": ("sister", "姐姐", "妹妹"),
-    "brother": ("brother", "哥哥", "弟弟"),
-    "mother": ("mother", "mom", "mum", "妈妈", "母亲"),
-    "father": ("father", "dad", "爸爸", "父亲"),
-    "son": ("son", "儿子"),
-    "daughter": ("daughter", "女儿"),
-    "child": ("child", "kid", "孩子"),
-    "grandmother": ("grandmother", "grandma", "奶奶", "外婆", "姥姥"),
-    "grandfather": ("grandfather", "grandpa", "爷爷", "外公", "姥爷"),
-    "cousin": ("cousin", "表哥", "表姐", "表妹", "表弟", "堂哥", "堂姐", "堂妹", "堂弟"),
-    "uncle": ("uncle", "叔叔", "舅舅", "伯伯"),
-    "aunt": ("aunt", "阿姨", "姑姑", "舅妈", "婶婶"),
-    "friend": ("friend", "best friend", "朋友", "好朋友"),
-    "roommate": ("roommate", "flatmate", "housemate", "室友", "舍友"),
-    "neighbour": ("neighbour", "neighbor", "邻居"),
-    "teacher": ("teacher", "tutor", "mentor", "coach", "老师", "导师", "教练"),
-    "student": ("student", "学生"),
-}
-_CANONICAL = {w: canon for canon, words in RELATIONS.items() for w in words}
 _HAN = re.compile(r"[\u3400-\u9fff]")
-
-
-def relation_of(word: str) -> str | None:
-    """The canonical relation a word names ("boss" and 上司 -> manager), or None."""
-    return _CANONICAL.get(word.strip().casefold())
 
 
 _RELATIONAL = frozenset({"relationship", "relation", "related", "dating", "dates", "married", "spouse", "sibling",
@@ -79,8 +48,8 @@ def _alternation(words: Iterable[str]) -> str:
     return "|".join(re.escape(w) for w in sorted({w for w in words if w}, key=len, reverse=True))
 
 
-_RELS_EN = _alternation(w for w in _CANONICAL if not _HAN.search(w))
-_RELS_ZH = _alternation(w for w in _CANONICAL if _HAN.search(w))
+_RELS_EN = _alternation(w for words in RELATIONS.values() for w in words if not _HAN.search(w))
+_RELS_ZH = _alternation(w for words in RELATIONS.values() for w in words if _HAN.search(w))
 _POSS = r"['\u2019]s\s+"
 
 
@@ -106,11 +75,11 @@ def ties(text: str, names: Sequence[str], subject: str | None = None) -> list[Ti
         for m in re.finditer(pattern, text, flags):
             sep = m.groupdict().get("sep")
             on_target = "sep" in m.groupdict() and (not sep or not sep.strip(" ,，")) and m.end() < len(text.rstrip("。.!！"))
-            out.append(Tie(_named(m.group("o"), names), _CANONICAL[m.group("r").casefold()],
+            out.append(Tie(_named(m.group("o"), names), relation_of(m.group("r")),
                            _named(m.group("t"), names), on_target))
     if subject and subject in names:  # Sam ... to see his sister Mei
         for m in re.finditer(rf"\b(?:his|her|their)\s+(?P<r>{_RELS_EN}),?\s+(?P<t>{who})(?!\w)", text, re.IGNORECASE):
-            out.append(Tie(subject, _CANONICAL[m.group("r").casefold()], _named(m.group("t"), names)))
+            out.append(Tie(subject, relation_of(m.group("r")), _named(m.group("t"), names)))
     return [t for t in dict.fromkeys(out) if t.owner.casefold() != t.target.casefold()]
 
 
@@ -126,7 +95,7 @@ def unnamed_relation(text: str, names: Sequence[str]) -> tuple[str, str] | None:
         return None
     m = (re.match(rf"\s*(?P<o>{who}){_POSS}(?P<r>{_RELS_EN})\b(?!\s*,?\s*(?:is|was)\b)", text, re.IGNORECASE)
          or re.match(rf"\s*(?P<o>{who})的(?P<r>{_RELS_ZH})(?!是|叫)", text))
-    return (_named(m.group("o"), names), _CANONICAL[m.group("r").casefold()]) if m else None
+    return (_named(m.group("o"), names), relation_of(m.group("r"))) if m else None
 
 
 # second person ---------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from ..store.layers import LayerAsk, LayerHits, rescored
 from ..text import keywords, name_grams, normalise_name, possessed, time_span
 from .recall_parts import InTurn, Ranked, capped, is_question, rest_parts, within
 from .scoring import held_at, keyword_signal, merge_layers, relevance, score
-from .walk import Walk
+from .walk import Walk, person_relations
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class _Rest:
 
     terms: frozenset[str]
     vector: np.ndarray
-    path: tuple[str, ...]  # the words it follows from a name ("Marek's *sister*"; ``possessed``)
+    path: tuple[str, ...]  # the relations it follows from a name ("Marek's *sister*"; ``person_relations``)
     sims: dict[str, float] = field(default_factory=dict)  # records' cosines to ``vector``, as read
 
 
@@ -163,10 +163,10 @@ class Recaller:
                     span=time_span(query, filter.asked_at or now) if options.time_boost else None,
                     rest=self._rest(query, walk, qvec, parts, rest_vec) if walk is not None else None)
         items, per_layer, found = self._rank(ask, qvec, timings)
-        if walk is not None and options.hop_decay and options.graph_depth:
+        if walk is not None and options.hop_decay and options.graph_depth and ask.rest is not None and ask.rest.path:
             t5 = time.perf_counter()
-            for step in range(options.graph_depth + 1):  # the question's own path may go a step further
-                bridged = self._bridged(ask, items, per_layer, found, named_only=step > 0)
+            for _ in range(options.graph_depth + 1):  # the question's own path may go a step further
+                bridged = self._bridged(ask, items, per_layer, found)
                 if bridged is None:
                     break
                 items, per_layer, found = self._rank(ask, qvec, timings, before=bridged)
@@ -242,7 +242,7 @@ class Recaller:
             vector = qvec
         else:
             vector = embedded if embedded is not None else self.embedder.embed([own], query=True)[0]
-        return _Rest(terms, vector, tuple(dict.fromkeys(possessed(query, names))))
+        return _Rest(terms, vector, person_relations(possessed(query, names), self.embedder))
 
     def _rank(self, ask: "_Pass", qvec: np.ndarray, timings: dict[str, float], before: "_Found | None" = None
               ) -> tuple[list[Ranked], dict[str, dict[str, "_Candidate"]], "_Found"]:
@@ -386,11 +386,11 @@ class Recaller:
             layer: (hits_of[layer], fetched[layer].result() if layer in fetched else {}) for layer in hits_of}
 
     def _bridged(self, ask: "_Pass", items: list[Ranked], per_layer: dict[str, dict[str, "_Candidate"]],
-                 found: "_Found", named_only: bool) -> "_Found | None":
-        """The last pass's hits with one more hop of graph hits (``Walk.bridge``), taken from
-        its best hits that the query's entities (or the entities the last hop reached) said or
-        are named in and that match more of the question than a name; a waypoint's own items
-        lose their graph evidence (``Walk.bridge``). None when that adds nothing."""
+                 found: "_Found") -> "_Found | None":
+        """The last pass's hits with one more hop along the question's own path
+        (``Walk.bridge``), taken from its best hits that the query's entities (or the people the
+        last hop reached) said or are named in and that match more of the question than a name;
+        a waypoint's own items lose their graph evidence. None when that adds nothing."""
         walk = ask.walk
         named = {e.id: e.name for e in walk.named}
         ids = {e.name: e.id for e in walk.named}
@@ -406,8 +406,7 @@ class Recaller:
             elif c.entity in walk.bridged:
                 starts.append((s.item, walk.bridge_path(s.item.id, c.entity), c.entity))
         before = set(walk.waypoints)
-        asked = ask.rest.path if ask.rest is not None else ()
-        adds = walk.bridge(starts, {layer: ask.statuses[layer] for layer in found}, asked, named_only) if starts else {}
+        adds = walk.bridge(starts, {layer: ask.statuses[layer] for layer in found}, ask.rest.path) if starts else {}
         if not adds:
             return None
         out = dict(found)

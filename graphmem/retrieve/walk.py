@@ -4,6 +4,7 @@ one step further that the best first hits name (multi-hop through what people sa
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -13,6 +14,7 @@ from ..models import EdgeType
 from ..store import Store
 from ..store.layers import Walked
 from ..text import STOPWORDS, keywords, segment
+from ..text.relations import RELATIONS, relation_of
 from ..text.tokens import scripts_apart
 from .scoring import specificity
 
@@ -84,68 +86,55 @@ class Walk:
         ent = self.entities.get(entity_id)
         return ent.name if ent is not None else entity_id
 
-    def bridge(self, starts: list[tuple[Any, str, str]], statuses: dict[str, tuple], asked: tuple[str, ...],
-               named_only: bool) -> dict[str, dict[str, tuple[float, str]]]:
-        """One hop through what was said: the entities the given hits name (``(record, path
-        there, the entity it was reached from)``, best first: a turn the query's person said, an
-        item that mentions them) that the walk has not reached yet, and per layer the nodes those
-        entities said or are named in -> (evidence, entity). "Which sport does Marek's sister
-        play?": Marek -said-> "My sister Olga Berg is visiting next week." -mentions-> Olga Berg
-        -said-> "I play volleyball...".
+    def bridge(self, starts: list[tuple[Any, str, str]], statuses: dict[str, tuple], asked: tuple[str, ...]
+               ) -> dict[str, dict[str, tuple[float, str]]]:
+        """One hop along the question's own path through what was said: among the people the
+        given hits name (``(record, path there, the entity it was reached from)``, best first: a
+        turn the query's person said, an item that mentions them) and the walk has not reached,
+        those a hit puts beside a relation the question follows from a name (``asked``:
+        "sister" in "Marek's sister", ``person_relations``; the name within a few words of it:
+        "My sister is Olga Berg", "我的姐姐是李娜"), and per layer the nodes they said or are
+        named in -> (evidence, entity). "Which sport does Marek's sister play?": Marek -said->
+        "My sister Olga Berg is visiting next week." -mentions-> Olga Berg -said-> "I play
+        volleyball...". Such a person takes full evidence, and the entity it was reached from
+        becomes a waypoint (its own items are not what the question asks about: Marek's
+        favourite sport is not his sister's). At most ``_BRIDGES`` people.
 
-        A hit that says how the entity it names stands to the one it was reached from in a word
-        the question follows from a name (``asked``: "sister" in "Marek's sister", ``possessed``;
-        the name within a few words of it: "My sister is Olga Berg", "我的姐姐是李娜") is the
-        question's own path, as a relation the question names is (``Walk``): a person it names
-        takes full evidence, and the entity it was reached from becomes a waypoint (its own
-        items are not what the question asks about: Marek's favourite sport is not his
-        sister's). Any other hit passes ``decay`` times the specificity on (in a chat between
-        two people each names the other in half the turns), only to entities of specificity
-        ``_BRIDGE_SPECIFICITY`` or more: a hub is no bridge (on LoCoMo, where the third entities
-        a speaker names are mostly hubs of the two-person chat, every bridge cost 0.003
-        recall@10 and 10 ms; from specificity 0.5, 0.001 and 2 ms). ``named_only``: only the
-        question's own path (the steps after the first). At most ``_BRIDGES`` entities."""
+        Hops to whatever else a hit names are not taken: on LoCoMo, where the third entities a
+        speaker names are mostly the chat's hubs or words the tagger took for names ("Wanna",
+        "Nature"), they moved recall@10 by -0.001 / +0.001 (tuning / held-out half), and buried
+        among other chats (``benchmarks/long_history.py``) they cost 0.0005 against no hop at all."""
+        if not asked:
+            return {}
         via = {r.id: (rank, r, path, source) for rank, (r, path, source) in enumerate(starts)}
         hits: dict[str, list[tuple]] = {}  # entity -> the hits that name it, best first
         for e in self.store.edges(self.namespace, list(via), types=[EdgeType.MENTIONS], direction="out"):
             if e.target not in self.hops and e.target not in self.bridged:
                 hits.setdefault(e.target, []).append(via[e.source])
-        names = {e: n for e, n in self.load(hits).items() if n.feedback != "rejected"}
-        found: dict[str, tuple] = {}  # entity -> (rank, hit, path there, from, the question's own path)
-        for e, n in names.items():
-            ranked = sorted(hits[e], key=lambda hit: hit[0])
-            own = [hit for hit in ranked if n.type == "person" and _linked(_text(hit[1]), asked, (n.name, *n.aliases))]
-            if own or not named_only:
-                found[e] = (*own[0], True) if own else (*ranked[0], False)
-        if not found:
-            return {}
-        names = {e: names[e] for e in found}
-        off_path = [e for e in names if not found[e][4]]  # the question's own path needs no counts
-        counts = self.store.mention_counts(self.namespace, off_path) if off_path else {}
-        weight = {e: 1.0 if found[e][4] else self.decay * specificity(counts.get(e, 0), self.size) for e in names}
-        chosen = sorted((e for e in names if found[e][4] or weight[e] >= self.decay * _BRIDGE_SPECIFICITY),
-                        key=lambda e: (-weight[e], found[e][0], e))[:_BRIDGES]
+        found: dict[str, tuple] = {}  # person -> (rank, hit, path there, from)
+        for e, n in self.load(hits).items():
+            if n.type != "person" or n.feedback == "rejected":
+                continue
+            own = [hit for hit in sorted(hits[e], key=lambda hit: hit[0])
+                   if _linked(_text(hit[1]), asked, (n.name, *n.aliases))]
+            if own:
+                found[e] = own[0]
+        chosen = sorted(found, key=lambda e: (found[e][0], e))[:_BRIDGES]
         if not chosen:
             return {}
         out: dict[str, dict[str, tuple[float, str]]] = {}
-
-        def add(layer: str, node: str, e: str) -> None:
-            if weight[e] > out.setdefault(layer, {}).get(node, (0.0, ""))[0]:
-                out[layer][node] = (weight[e], e)
-
         for e in chosen:
-            _, rec, path, source, own = found[e]
-            self.bridged[e] = f"{path} {_quote(rec)} -mentions-> {names[e].name}"
-            if own:
-                self.waypoints.add(source)
+            _, rec, path, source = found[e]
+            self.bridged[e] = f"{path} {_quote(rec)} -mentions-> {self.entities[e].name}"
+            self.waypoints.add(source)
         if "message" in statuses:
             for e in self.store.edges(self.namespace, chosen, types=[EdgeType.SAID], direction="out"):
-                add("message", e.target, e.source)
+                out.setdefault("message", {}).setdefault(e.target, (1.0, e.source))
                 self.said.add((e.target, e.source))
         for layer, admitted in statuses.items():
             if layer in ("memory", "message", "episode"):
                 for node, e in self.store.mentioned_by(self.namespace, chosen, layer, admitted, _BRIDGE_PAIRS):
-                    add(layer, node, e)
+                    out.setdefault(layer, {}).setdefault(node, (1.0, e))
         return out
 
     def is_waypoint(self, name: str) -> bool:
@@ -159,8 +148,7 @@ class Walk:
         return f"{path} -said->" if (node, entity) in self.said else f"{path} <-mentions-"
 
 
-_BRIDGES = 5  # entities one bridge step adds at most
-_BRIDGE_SPECIFICITY = 0.5  # the least specificity of an entity a bridge step goes to
+_BRIDGES = 5  # people one bridge step adds at most
 _BRIDGE_PAIRS = 200  # (node, entity) pairs read per layer for them
 
 
@@ -213,13 +201,36 @@ def _named_relations(query: str, predicates: set[str], embedder: Embedder | None
     if not (embedder and words and rest):
         return named
     phrases = {p: " ".join(p.replace("_", " ").split()) for p in rest}
+    vec = _word_vectors(embedder, [*words, *phrases.values()])
+    q = np.stack([vec[w] for w in words])
+    return named | {p for p, text in phrases.items() if float(np.max(q @ vec[text])) >= _PREDICATE_COS}
+
+
+def person_relations(words: Sequence[str], embedder: Embedder | None) -> tuple[str, ...]:
+    """The ``words`` that name how one person stands to another ("Marek's *sister*", "Dave's
+    *coworkers*", 王磊的*姐姐*): a word of ``RELATIONS`` or one that means a relation's name
+    (sibling -> sister 0.80, kids -> child 0.84). A question follows only those from a name to
+    another person: "Caroline's *painting*" or "Melanie's *family*" names no one else (0.34 and
+    0.59), and following them made the person asked about a waypoint (long histories: LoCoMo
+    questions lost the turns of the person they ask about)."""
+    words = [w for w in dict.fromkeys(words) if w.strip()]
+    out = [w for w in words if relation_of(w)]
+    rest = [w for w in words if w not in out]
+    if rest and embedder is not None:
+        vec = _word_vectors(embedder, [*rest, *RELATIONS])
+        names = np.stack([vec[r] for r in RELATIONS])
+        out += [w for w in rest if float(np.max(names @ vec[w])) >= _PREDICATE_COS]
+    return tuple(w for w in words if w in out)
+
+
+def _word_vectors(embedder: Embedder, texts: Sequence[str]) -> dict[str, np.ndarray]:
+    """``texts`` -> their vectors, short words and relation names, cached per embedder."""
     model = getattr(embedder, "name", type(embedder).__name__)
-    vec = {t: _WORD_VECTORS.get((model, t)) for t in dict.fromkeys([*words, *phrases.values()])}
+    vec = {t: _WORD_VECTORS.get((model, t)) for t in dict.fromkeys(texts)}
     missing = [t for t, v in vec.items() if v is None]
     if missing:
         if len(_WORD_VECTORS) + len(missing) > _WORD_CACHE:
             _WORD_VECTORS.clear()
         for t, v in zip(missing, embedder.embed(missing)):
             vec[t] = _WORD_VECTORS[(model, t)] = v
-    q = np.stack([vec[w] for w in words])
-    return named | {p for p, text in phrases.items() if float(np.max(q @ vec[text])) >= _PREDICATE_COS}
+    return vec
