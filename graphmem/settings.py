@@ -59,9 +59,10 @@ class RecallOptions(BaseModel):
     graph_candidates: int = Field(default=50, ge=0, le=1000)
     max_candidates: int = Field(default=100, ge=1, le=5000)
     graph_depth: int = Field(default=2, ge=0, le=3)
-    hop_decay: float = Field(default=0.6, ge=0, le=1, description="graph evidence kept per hop away from the query's "
-                             "entities: a relation, or a step through a best hit that names another entity "
-                             "(Marek -said-> 'My sister Olga...' -mentions-> Olga; 0: the query's own entities only)")
+    hop_decay: float = Field(default=0.6, ge=0, le=1, description="graph evidence kept per relation hop away from the "
+                             "query's entities (0: the query's own entities only, and no step along a relation the "
+                             "question follows through what was said: Marek -said-> 'My sister Olga...' -mentions-> "
+                             "Olga)")
     neighbour_turns: float = Field(
         default=0.6, ge=0, le=1, description="share of an adjacent turn's relevance a message borrows (0: off)"
     )
