@@ -1,5 +1,6 @@
-"""Recall's graph walk: the entities a query names, their relation rings, and the entities
-one step further that the best first hits name (multi-hop through what people said)."""
+"""Recall's graph walk: the entities a query names, their relation rings, and
+the people one step further along a relation the question follows, named by its best hits
+(multi-hop through what people said)."""
 
 from __future__ import annotations
 
