@@ -382,6 +382,27 @@ def test_a_persons_thing_is_no_relation_to_follow(gmem):
     assert person_relations(words, gmem.embedder) == ("sister", "sibling", "kids", "姐姐", "coworkers")
 
 
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_walk_takes_one_step_per_relation_the_question_follows(gmem, lang):
+    """"陈静的上司" is one step: the boss's own boss (named beside the same word in the boss's
+    turn) is not where the question goes, and the boss's own turns keep their evidence. The
+    names are not the answer's words either: the keyword search reads the question without them."""
+    said = {"en": [("Chen Jing", "My boss is Zhou Min."), ("Zhou Min", "My boss is Liu Yang."),
+                   ("Zhou Min", "The pet I keep is a corgi."), ("Liu Yang", "The pet I keep is a rabbit."),
+                   ("Chen Jing", "The pet I keep is a parrot.")],
+            "zh": [("陈静", "我的上司是周敏。"), ("周敏", "我的上司是刘洋。"), ("周敏", "我养的宠物是一只柯基。"),
+                   ("刘洋", "我养的宠物是一只兔子。"), ("陈静", "我养的宠物是一只八哥。")]}[lang]
+    gmem.add_messages("s", [{"speaker": who, "content": text} for who, text in said])
+    question = {"en": "Which pet does Chen Jing's boss keep?", "zh": "陈静的上司养了什么宠物？"}[lang]
+    hits = gmem.recall(question, k=5, layers=["message"], filter=RecallFilter.READ_ONLY)
+    corgi, rabbit = ({"en": "corgi", "zh": "柯基"}[lang], {"en": "rabbit", "zh": "兔子"}[lang])
+    at = {h.text: i for i, h in enumerate(hits)}
+    answer = next(h for h in hits if corgi in h.text)
+    assert answer.breakdown.graph == 1.0 and answer.breakdown.path.endswith(
+        {"en": "-mentions-> Zhou Min -said->", "zh": "-mentions-> 周敏 -said->"}[lang])
+    assert all(at[answer.text] < i for text, i in at.items() if rabbit in text)
+
+
 def test_a_relation_is_crossed_when_the_question_means_it_in_either_language(gmem):
     people = [{"name": "Lena", "type": "person"}, {"name": "Dana", "type": "person"}]
     gmem.remember("Lena is Dana's sister", entities=people,

@@ -214,14 +214,14 @@ def person_relations(words: Sequence[str], embedder: Embedder | None) -> tuple[s
     another person: "Caroline's *painting*" or "Melanie's *family*" names no one else (0.34 and
     0.59), and following them made the person asked about a waypoint (long histories: LoCoMo
     questions lost the turns of the person they ask about)."""
-    words = [w for w in dict.fromkeys(words) if w.strip()]
-    out = [w for w in words if relation_of(w)]
-    rest = [w for w in words if w not in out]
+    words = [w for w in words if w.strip()]
+    out = {w for w in words if relation_of(w)}
+    rest = [w for w in dict.fromkeys(words) if w not in out]
     if rest and embedder is not None:
         vec = _word_vectors(embedder, [*rest, *RELATIONS])
         names = np.stack([vec[r] for r in RELATIONS])
-        out += [w for w in rest if float(np.max(names @ vec[w])) >= _PREDICATE_COS]
-    return tuple(w for w in words if w in out)
+        out |= {w for w in rest if float(np.max(names @ vec[w])) >= _PREDICATE_COS}
+    return tuple(w for w in words if w in out)  # in the question's order, a relation followed twice twice
 
 
 def _word_vectors(embedder: Embedder, texts: Sequence[str]) -> dict[str, np.ndarray]:

@@ -297,21 +297,27 @@ def without_names(text: str, names: Iterable[str]) -> str:
 def possessed(text: str, names: Iterable[str]) -> list[str]:
     """The words a question follows from a name to the person or thing it asks about: the
     possessive chain after it ("Marek Nowak's sister's husband's favourite sport" -> sister,
-    husband, favourite; "王磊的姐姐的丈夫在哪个城市工作" -> 姐姐, 丈夫). Each is a relation the
-    question may cross (the last may be what it asks about: recall looks for it in a hit)."""
-    out: list[str] = []
+    husband, favourite; "王磊的姐姐的丈夫在哪个城市工作" -> 姐姐, 丈夫), in the order the question
+    says them, each once however many of ``names`` lead to it (a name and its alias). Each is
+    a relation the question may cross (the last may be what it asks about: recall looks for it
+    in a hit)."""
+    at: dict[int, str] = {}  # where in the text -> the word
     for name in {n.strip() for n in names if n and n.strip()}:
         if _CJK_SPAN.search(name) or re.search(re.escape(name) + r"\s*的", text):
             for m in re.finditer(re.escape(name) + r"\s*((?:的[^的，。？！?,.!\s]+)+)", text):
+                start = m.start(1)
                 for part in m.group(1).split("的")[1:]:
+                    start = text.index(part, start)
                     words = segment(part)
                     if words:
-                        out.append(words[0])
+                        at[start] = words[0]
+                    start += len(part)
             continue
         chain = r"['\u2019]s((?:\s+\w+['\u2019]s)*\s+\w+)"  # Name's w's w's w
         for m in re.finditer(r"(?<!\w)" + re.escape(name) + chain, text, re.IGNORECASE):
-            out += [w.split("'")[0].split("\u2019")[0] for w in m.group(1).split()]
-    return out
+            for w in re.finditer(r"\w+(?=['\u2019]s|$)", m.group(1)):
+                at[m.start(1) + w.start()] = w.group(0)
+    return [at[k] for k in sorted(at)]
 
 
 def _naming_sentences(text: str) -> str:
