@@ -414,7 +414,7 @@ class Recaller:
             elif c.entity in walk.bridged:
                 starts.append((s.item, walk.bridge_path(s.item.id, c.entity), c.entity))
         before = set(walk.waypoints)
-        adds = walk.bridge(starts, {layer: ask.statuses[layer] for layer in found}, (relation,)) if starts else {}
+        adds = walk.bridge(starts, {layer: ask.statuses[layer] for layer in found}, relation) if starts else {}
         if not adds:
             return None
         out = dict(found)

@@ -32,7 +32,7 @@ class Walk:
 
     def __init__(self, store: Store, namespace: str, walked: Walked, query: str, size: int,
                  decay: float, embedder: Embedder | None = None) -> None:
-        self.store, self.namespace, self.size, self.decay = store, namespace, size, decay
+        self.store, self.namespace, self.size = store, namespace, size
         self.hops = walked.hops
         named = _named_relations(query, {step[1] for step in walked.first.values()}, embedder)
         self.score = {}
@@ -87,14 +87,14 @@ class Walk:
         ent = self.entities.get(entity_id)
         return ent.name if ent is not None else entity_id
 
-    def bridge(self, starts: list[tuple[Any, str, str]], statuses: dict[str, tuple], asked: tuple[str, ...]
+    def bridge(self, starts: list[tuple[Any, str, str]], statuses: dict[str, tuple], relation: str
                ) -> dict[str, dict[str, tuple[float, str]]]:
         """One hop along the question's own path through what was said: among the people the
         given hits name (``(record, path there, the entity it was reached from)``, best first: a
         turn the query's person said, an item that mentions them) and the walk has not reached,
-        those a hit puts beside a relation the question follows from a name (``asked``:
-        "sister" in "Marek's sister", ``person_relations``; the name within a few words of it:
-        "My sister is Olga Berg", "我的姐姐是李娜"), and per layer the nodes they said or are
+        those a hit puts beside the relation the question follows from a name at this step
+        (``relation``: "sister" in "Marek's sister", ``person_relations``; the name within a few
+        words of it: "My sister is Olga Berg", "我的姐姐是李娜"), and per layer the nodes they said or are
         named in -> (evidence, entity). "Which sport does Marek's sister play?": Marek -said->
         "My sister Olga Berg is visiting next week." -mentions-> Olga Berg -said-> "I play
         volleyball...". Such a person takes full evidence, and the entity it was reached from
@@ -105,8 +105,6 @@ class Walk:
         speaker names are mostly the chat's hubs or words the tagger took for names ("Wanna",
         "Nature"), they moved recall@10 by -0.001 / +0.001 (tuning / held-out half), and buried
         among other chats (``benchmarks/long_history.py``) they cost 0.0005 against no hop at all."""
-        if not asked:
-            return {}
         via = {r.id: (rank, r, path, source) for rank, (r, path, source) in enumerate(starts)}
         hits: dict[str, list[tuple]] = {}  # entity -> the hits that name it, best first
         for e in self.store.edges(self.namespace, list(via), types=[EdgeType.MENTIONS], direction="out"):
@@ -117,7 +115,7 @@ class Walk:
             if n.type != "person" or n.feedback == "rejected":
                 continue
             own = [hit for hit in sorted(hits[e], key=lambda hit: hit[0])
-                   if _linked(_text(hit[1]), asked, (n.name, *n.aliases))]
+                   if _linked(_text(hit[1]), relation, (n.name, *n.aliases))]
             if own:
                 found[e] = own[0]
         chosen = sorted(found, key=lambda e: (found[e][0], e))[:_BRIDGES]
@@ -166,18 +164,17 @@ def _quote(rec: Any) -> str:
 _NEAR = 24  # characters between a relation word and the name it introduces ("my sister is ", "的姐姐是")
 
 
-def _linked(text: str, words: tuple[str, ...], names: tuple[str, ...]) -> bool:
-    """Whether ``text`` puts one of ``words`` right beside one of ``names``, in one sentence:
+def _linked(text: str, word: str, names: tuple[str, ...]) -> bool:
+    """Whether ``text`` puts ``word`` right beside one of ``names``, in one sentence:
     "My sister is Olga Berg", "Olga Berg, my sister", "我的姐姐是李娜" (not "Thanks, Gina! I'm
     expanding my dance studio": a name called out is not the word's)."""
     low = text.casefold()
     spots = [m.span() for n in names if n for m in re.finditer(re.escape(n.casefold()), low)]
-    for word in words:
-        for m in re.finditer(re.escape(word.casefold()), low):
-            for start, end in spots:
-                between = low[end : m.start()] if end <= m.start() else low[m.end() : start] if start >= m.end() else ""
-                if len(between) <= _NEAR and not _SENTENCE_END.search(between):
-                    return True
+    for m in re.finditer(re.escape(word.casefold()), low):
+        for start, end in spots:
+            between = low[end : m.start()] if end <= m.start() else low[m.end() : start] if start >= m.end() else ""
+            if len(between) <= _NEAR and not _SENTENCE_END.search(between):
+                return True
     return False
 
 
