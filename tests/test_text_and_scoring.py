@@ -8,7 +8,7 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
-from graphmem.embed import make_embedder
+from graphmem.embed import Pieces, USEEmbedder, make_embedder
 from graphmem.models import Episode, MemoryRecord, ScoreBreakdown, ScoredItem, utcnow
 from graphmem.retrieve import frequency, merge_layers, recency, relevance, score
 from graphmem.retrieve.scoring import SPECIFICITY_FLOOR, SPECIFICITY_PRIOR, specificity
@@ -16,6 +16,7 @@ from graphmem.retrieve.recall import keyword_signal
 from graphmem.settings import RecallOptions, RelevanceWeights
 from graphmem.text import (EntityTagger, content_sentences, fts_query, keywords, name_grams, normalise_name,
                            query_terms, segment, stem, without_names)
+from graphmem.text.entities import _naming_sentences
 from graphmem.text.tokens import scripts_apart
 
 
@@ -64,9 +65,38 @@ def test_a_turn_is_embedded_as_the_mean_of_its_content_sentences():
     raw = np.asarray(embedder._model.encode([one]), dtype=np.float32)[0]
     assert np.allclose(embedder.embed([one])[0], raw / np.linalg.norm(raw), atol=1e-5)
 
+def test_the_embedder_tokenizes_in_cpp_with_the_ids_of_the_packages_port(tmp_path):
+    embedder = USEEmbedder(tmp_path)
+    embedder.embed(["one query"])
+    pieces = embedder._model._backend.sp
+    assert isinstance(pieces, Pieces) and pieces._sp is None  # not worth its load time for one query
+    pieces.expect(Pieces.LOAD_AFTER)
+    assert pieces._sp is not None
+    # a run of unknown characters (one id a character in the port, one a run in C++), no piece at all,
+    # an emoji, compatibility forms; and plain text in both languages
+    texts = ["齉齉齉 is rare", "", "\u200b", "😀 ok", "ﬁ café Ａ１", "I went camping last weekend with my kids.",
+             "我住在北京，周末喜欢去西湖边散步。"]
+    assert [pieces.encode(t) for t in texts] == \
+        [pieces.port.encode(t, out_type=int, add_bos=True, add_eos=True) for t in texts]
+
+
 def test_normalise_name():
     assert normalise_name("  The   Google's ") == "google"
     assert normalise_name("ＡＢＣ") == "abc"
+    assert normalise_name("Ｔｈｅ　Ｈｏｂｂｉｔ’s") == "hobbit"
+    assert normalise_name('"the a (Maya Singh)"') == "maya singh"
+
+
+def test_name_grams_are_normalised_as_tokens_glued_and_as_written():
+    grams = name_grams("We met Jean-Luc and The Beatles' manager in the U.S.A. with 王磊")
+    assert {"jean-luc", "beatles", "usa", "王磊", "met jean-luc"} <= grams
+    assert "the" not in grams and "usa" in grams and all(g == normalise_name(g) for g in grams)
+
+
+def test_ner_runs_only_its_own_pipeline_on_the_sentences_that_may_name():
+    assert EntityTagger._spacy().pipe_names == ["ner"]  # its own tok2vec: the shared one feeds tagger and parser
+    turn = "Caroline called me. Then I went hiking and I'm glad I did. Thanks! It was great with Mel."
+    assert _naming_sentences(turn) == "Caroline called me. It was great with Mel."  # "I" names nobody
 
 
 def test_tagger_finds_english_and_chinese_entities():

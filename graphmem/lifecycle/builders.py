@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from itertools import chain
 from datetime import datetime
 from typing import Any, ClassVar
 
@@ -23,7 +24,7 @@ from ..models.fields import MAX_TEXT_CHARS
 from ..models.records import SCOPE_FIELDS
 from ..store import Store
 from ..text import keywords, normalise_name
-from ..text.entities import is_noise_name, is_role_word, longest_names, name_grams, name_parts
+from ..text.entities import Normalised, is_noise_name, is_role_word, longest_names, name_grams, name_parts
 from .parts import Parts, check
 from .traces import relations_carrying
 
@@ -86,10 +87,11 @@ def dictionary(named: dict[str, list[Entity]]) -> dict[str, Entity]:
 
 
 def dictionary_links(grams: Iterable[str], known: dict[str, Entity],
-                     batch: Callable[[str], Entity | None] = lambda name: None) -> list[Entity]:
-    """The entities a text's n-grams name, the longest name first ("Maya Singh", not "Maya"):
-    each found in this batch's own entities (``batch``) or in ``known`` (``dictionary``)."""
-    return [batch(n) or known[n] for n in longest_names(g for g in grams if batch(g) or normalise_name(g) in known)]
+                     batch: Callable[[str], Entity | None] = lambda norm: None) -> list[Entity]:
+    """The entities a text's n-grams (``name_grams``: normalised) name, the longest name first
+    ("Maya Singh", not "Maya"): each found in ``known`` (``dictionary``) or in this batch's
+    own entities (``batch``, by normalised name)."""
+    return [batch(n) or known[n] for n in longest_names(g for g in grams if g in known or batch(g))]
 
 
 class EntityResolver:
@@ -206,9 +208,9 @@ class EntityResolver:
                               f"mentioned one ({counts[ent.id]} mentions)")
         return ent
 
-    def known(self, name: str) -> Entity | None:
-        """The entity a name was resolved to in this batch, if it was."""
-        return self._by_name.get(normalise_name(name))
+    def resolved(self, norm: str) -> Entity | None:
+        """The entity a normalised name was resolved to in this batch, if it was."""
+        return self._by_name.get(norm)
 
     def new_entities(self) -> list[Entity]:
         return list(self._new.values())
@@ -248,7 +250,8 @@ class GraphBuilder:
         tag_iter = iter(self.parts.tagger.tag_many([m.text for m, t in zip(inputs, tagged) if t]))
         all_mentions = [_mentions(m, next(tag_iter) if t else None) for m, t in zip(inputs, tagged)]
         grams = [name_grams(m.text) for m in inputs]
-        known = dictionary(self.store.entities_named(namespace, set().union(*grams))) if any(grams) else {}
+        known = dictionary(self.store.entities_named(namespace, Normalised(chain.from_iterable(grams)))) \
+            if any(grams) else {}
         for mentions, gs in zip(all_mentions, grams):  # every name the namespace knows, not only where NER fires
             have = {normalise_name(e.name) for e, _ in mentions}
             for ent in dictionary_links(gs, known):

@@ -10,6 +10,7 @@ linked in every sentence that names them, not only where the small NER model fir
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -18,7 +19,7 @@ import numpy as np
 from ..errors import ValidationError
 from ..models import Edge, EdgeType, Entity, Message, MessageIn, Session, embed_text
 from ..text import TaggedEntity, keywords, name_grams, normalise_name
-from ..text.entities import holds_name, is_noise_name, longest_names
+from ..text.entities import Normalised, holds_name, is_noise_name, longest_names
 from .builders import EntityResolver, SpeakerIn, TaggedIn, dictionary, dictionary_links, scope_of
 from .parts import Parts, check
 
@@ -97,7 +98,7 @@ class LogLinker:
         grams = [name_grams(m.said) for m in messages]
         speakers = [SpeakerIn(name=m.speaker, type="person") if not is_noise_name(m.speaker) else None for m in messages]
         # one names-index lookup for every n-gram of the batch, then each turn's own grams
-        known = dictionary(store.entities_named(namespace, set().union(*grams))) if grams else {}
+        known = dictionary(store.entities_named(namespace, Normalised(chain.from_iterable(grams)))) if grams else {}
         tagged = [[TaggedIn(name=t.name, type=t.type) for t in ts if not _two_names(t.name, ts, known)] for ts in tags]
         resolver.prefetch([e for e in speakers if e] + [e for ts in tagged for e in ts])
         for e in [*filter(None, speakers), *(e for ts in tagged for e in ts)]:
@@ -109,7 +110,7 @@ class LogLinker:
             for e in ts:
                 if (ent := resolver.resolve(e)) is not None:
                     found.setdefault(ent.id, ent)
-            for ent in dictionary_links(gs, known, resolver.known):
+            for ent in dictionary_links(gs, known, resolver.resolved):
                 found.setdefault(ent.id, ent)
             said_by = resolver.resolve(speaker) if speaker is not None else None
             if said_by is not None:
@@ -126,6 +127,6 @@ def _two_names(span: str, tagged: Sequence[TaggedEntity], known: dict[str, Entit
     """A tagged span that holds two names, known or tagged beside it ("Globex in Lisbon"):
     the two are the entities, the span is none."""
     norm = normalise_name(span)
-    inside = {normalise_name(g) for g in name_grams(span)} & known.keys()
+    inside = name_grams(span) & known.keys()
     inside |= {normalise_name(t.name) for t in tagged if t.name != span and holds_name(norm, normalise_name(t.name))}
     return len(longest_names(n for n in inside if n != norm)) >= 2

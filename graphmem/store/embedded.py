@@ -29,7 +29,8 @@ import numpy as np
 from ..errors import ConfigurationError, StoreError, ValidationError, WriteRace
 from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..telemetry import traced_methods
-from ..text import index_terms, normalise_name
+from ..text import index_terms
+from ..text.entities import normalised
 from .base import (
     AccessBuffer, Accesses, StoreCapabilities, check_batch, entity_norms, first_named, hydrate, lease_holder, lease_value,
     name_taken, named_lists, node_text, prepare_vectors, scope_token, scoped,
@@ -523,7 +524,7 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin):
         return first_named(self.entities_named(namespace, names))
 
     def entities_named(self, namespace: str, names: Iterable[str]) -> dict[str, list[Entity]]:
-        norms = list({normalise_name(n) for n in names} - {""})
+        norms = list(normalised(names))
         with self._lock, self._guard():
             hits: dict[str, list[str]] = {}
             for chunk in _chunks(norms, 500):

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from ..models import LAYERS, Entity, Node, NodeKind, Status
-from ..text import MAX_QUERY_TERMS, normalise_name, query_terms
+from ..text import MAX_QUERY_TERMS, query_terms
+from ..text.entities import normalised
 from .base import VECTOR_KINDS, first_named, named_lists, scope_token, unit_query
 from .cypher import LABELS
 from .layers import LayerAsk, LayerHits, Walked, evidence, first_step, rank_graph
@@ -249,7 +250,7 @@ def _cosines(rows: Iterable[Sequence]) -> list[tuple[str, float]]:
 
 def _norms(names: Iterable[str]) -> list[str]:
     """The normalised names an entity lookup asks for, without blanks, in a stable order."""
-    return sorted({normalise_name(n) for n in names} - {""})
+    return sorted(normalised(names))
 
 
 def _lucene(namespace: str, kind: NodeKind, text: str, statuses: Sequence[Status]) -> str | None:
