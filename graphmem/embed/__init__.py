@@ -9,7 +9,7 @@ import pickle
 import shutil
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from importlib.metadata import version
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -21,7 +21,7 @@ from ..text.tokens import content_sentences
 
 log = logging.getLogger(__name__)
 
-__all__ = ["E5Embedder", "Embedder", "USEEmbedder", "embedder_for", "limit_blas", "make_embedder"]
+__all__ = ["E5Embedder", "Embedder", "USEEmbedder", "embed_beside", "embedder_for", "limit_blas", "make_embedder"]
 
 
 _BLOCK_MIN = 1 << 21  # matrix cells from which a product with one BLAS thread is split into row blocks
@@ -48,17 +48,33 @@ def limit_blas(threads: int) -> None:
             _blocks.append(_row_workers(cores))
 
 
-def _blocks_after_fork() -> None:
+_beside: ThreadPoolExecutor | None = None  # embed_beside's worker, made on first use
+_beside_lock = threading.Lock()
+
+
+def embed_beside(embedder: Embedder, texts: Sequence[str]) -> Future[np.ndarray]:
+    """``embedder.embed(texts)`` on a worker thread, for a caller with other work to do
+    meanwhile: tagging a batch of long English turns while it is embedded took 24-25 ms a turn
+    instead of 30-34 one after the other (spaCy and numpy leave the GIL in their heavy parts;
+    jieba does not, and Chinese gains nothing)."""
+    global _beside
+    with _beside_lock:
+        if _beside is None:
+            _beside = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphmem-embed")
+        return _beside.submit(embedder.embed, texts)
+
+
+def _after_fork() -> None:
     """A forked child has none of its parent's threads: its workers are made anew (an executor
     starts them on first use), or a product would wait for threads that do not exist."""
-    global _blocks_lock
-    _blocks_lock = threading.Lock()
+    global _blocks_lock, _beside, _beside_lock
+    _blocks_lock, _beside, _beside_lock = threading.Lock(), None, threading.Lock()
     if _blocks:
         _blocks[0] = _row_workers(_blocks[0][1])
 
 
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_blocks_after_fork)
+    os.register_at_fork(after_in_child=_after_fork)
 
 
 def matvec(mat: np.ndarray, vector: np.ndarray) -> np.ndarray:

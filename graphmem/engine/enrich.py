@@ -12,6 +12,7 @@ from functools import partial
 
 import numpy as np
 
+from ..embed import embed_beside
 from ..lifecycle import LogLinker, Parts
 from ..models import Message, utcnow
 from ..background import BackgroundWorker
@@ -45,8 +46,8 @@ class Enricher(BackgroundWorker):
         parts = self.parts
         t0 = time.perf_counter()
         texts = [m.said for m in batch]
-        vectors = parts.embedder.embed(texts)  # outside every lock: readers keep going
-        tags = parts.tagger.tag_many(texts)
+        embedded = embed_beside(parts.embedder, texts)  # outside every lock: readers keep going
+        tags, vectors = parts.tagger.tag_many(texts), embedded.result()
         by_ns: dict[str, list[int]] = {}
         for i, m in enumerate(batch):
             by_ns.setdefault(m.namespace, []).append(i)

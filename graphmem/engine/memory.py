@@ -16,7 +16,7 @@ import numpy as np
 from pydantic import TypeAdapter
 from pydantic import ValidationError as PydanticValidationError
 
-from ..embed import Embedder, embedder_for, freeze_heap, limit_blas, make_embedder
+from ..embed import Embedder, embed_beside, embedder_for, freeze_heap, limit_blas, make_embedder
 from ..errors import ConfigurationError, NotFoundError, ValidationError
 from ..extract.extractors import Extractor
 from ..lifecycle import (
@@ -200,7 +200,8 @@ class Memory(SessionsMixin, EntitiesMixin, ProceduralMixin, LifecycleMixin):
         inputs = message_inputs(messages, self.settings.max_batch)
         texts = [m.said for m in inputs]
         if wait:  # embedded and tagged before the write lock: readers go on, a retried write does not redo it
-            vectors, tags = self.embedder.embed(texts), self.tagger.tag_many(texts)
+            embedded = embed_beside(self.embedder, texts)
+            tags, vectors = self.tagger.tag_many(texts), embedded.result()
 
         def write() -> tuple[Session, list[Message]]:
             with self._parts.write_lock, self._op("add_messages", namespace, count=len(inputs)):
