@@ -235,6 +235,16 @@ def test_a_known_name_links_in_every_later_memory_whether_or_not_ner_fires(gmem)
     assert greta.type == "person" and len([e for e in gmem.list("entity") if normalise_name(e.name) == "greta"]) == 1
 
 
+def test_a_capitalised_one_word_name_is_not_the_common_word_a_capitalising_writer_types(gmem):
+    # what NER made of a sentence's first word ("Dance is my passion"): it was linked in every turn saying "dance"
+    dance = gmem.remember("Dance is my passion", entities=[{"name": "Dance", "type": "person"}]).id
+    dance = next(iter(_mentioned(gmem, dance)))
+    said = gmem.add_messages("s", ["I love to dance every week. It keeps me going.", "Dance class was great!",
+                                   "i love dance class"])  # a writer who capitalises nothing: no evidence
+    assert [dance in _mentioned(gmem, m.id) for m in said] == [False, True, True]
+    assert dance not in _mentioned(gmem, gmem.remember("We dance at the Lisbon studio").id)
+
+
 def test_the_parts_of_a_persons_name_are_that_person(gmem):
     gmem.add_messages("s", [{"role": "user", "content": "Hi all, I lead the platform team.", "speaker": "Agnieszka Nowak"},
                             {"role": "user", "content": "Welcome!", "speaker": "Ingrid Halvorsen"}])

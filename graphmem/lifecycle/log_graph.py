@@ -19,7 +19,7 @@ import numpy as np
 from ..errors import ValidationError
 from ..models import Edge, EdgeType, Entity, Message, MessageIn, Session, embed_text
 from ..text import TaggedEntity, keywords, name_grams, normalise_name
-from ..text.entities import Normalised, holds_name, is_noise_name, longest_names
+from ..text.entities import Normalised, cased_words, holds_name, is_noise_name, longest_names
 from .builders import EntityResolver, SpeakerIn, TaggedIn, dictionary, dictionary_links, scope_of
 from .parts import Parts, check
 
@@ -110,7 +110,7 @@ class LogLinker:
             for e in ts:
                 if (ent := resolver.resolve(e)) is not None:
                     found.setdefault(ent.id, ent)
-            for ent in dictionary_links(gs, known, resolver.resolved):
+            for ent in dictionary_links(gs, known, cased_words(m.said), resolver.resolved):
                 found.setdefault(ent.id, ent)
             said_by = resolver.resolve(speaker) if speaker is not None else None
             if said_by is not None:

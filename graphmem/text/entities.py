@@ -302,6 +302,17 @@ def name_grams(text: str) -> Normalised:
     return Normalised(normalised(grams))
 
 
+_WORD = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*")
+
+
+def cased_words(text: str) -> set[str] | None:
+    """The normalised words ``text`` writes with a capital ("Caroline's" -> caroline, "iPhone",
+    "Alice" in "好的Alice"); None when it writes none but "I" ("i told maya", "greta 喜欢喝乌龙茶"):
+    where a writer capitalises nothing, a lower-case word is no evidence of anything."""
+    cased = {w for w in _WORD.findall(scripts_apart(text)) if any(c.isupper() for c in w)}
+    return {normalise_name(w) for w in cased} if any(w.lower() not in _ALWAYS_CAPITALISED for w in cased) else None
+
+
 def without_names(text: str, names: Iterable[str]) -> str:
     """``text`` with every occurrence of ``names`` (and an English possessive after one) taken
     out, case-blind, longest name first: what a question asks once the people and things it
