@@ -78,6 +78,8 @@ def test_the_embedder_tokenizes_in_cpp_with_the_ids_of_the_packages_port(tmp_pat
              "我住在北京，周末喜欢去西湖边散步。"]
     assert [pieces.encode(t) for t in texts] == \
         [pieces.port.encode(t, out_type=int, add_bos=True, add_eos=True) for t in texts]
+    with pytest.raises(UnicodeEncodeError):  # as from the port: a ValueError, which callers turn into a ValidationError
+        pieces.encode("a lone \ud800 surrogate")
 
 
 def test_normalise_name():

