@@ -95,8 +95,8 @@ def normalise_name(name: str) -> str:
     punctuation, a leading English article and a trailing possessive dropped until nothing
     changes, so the form of a form is itself (it was not: '"The Hobbit' -> 'the hobbit' ->
     'hobbit', and a batch of turns naming it both ways failed as if another writer had made
-    the entity). Cached: a long turn's word n-grams are each normalised several times on the
-    way to the entities they name (a 300-word turn: ~8,000 calls)."""
+    the entity). Cached: names and tagged spans recur (a turn's n-grams are normalised once,
+    by ``name_grams``, and not again by a store: ``Normalised``)."""
     n = " ".join((name if name.isascii() else unicodedata.normalize("NFKC", name)).casefold().split())
     while True:  # until nothing changes: a name's form normalises to itself ('"The Hobbit' -> 'hobbit')
         before = n
