@@ -245,6 +245,20 @@ def test_a_capitalised_one_word_name_is_not_the_common_word_a_capitalising_write
     assert dance not in _mentioned(gmem, gmem.remember("We dance at the Lisbon studio").id)
 
 
+def test_a_common_word_starting_a_sentence_makes_no_entity_and_a_name_there_still_does(gmem):
+    # the small NER model reads a sentence's capitalised first word as a name ("Nature" was a person
+    # in 56 LoCoMo turns, "Keep" in 91); the tagger tells the common word from the proper noun
+    gmem.add_messages("s", [{"role": "user", "content": text, "speaker": "Gina"} for text in (
+        "Nature is so calming. I go hiking every weekend.", "Felt great after the run today!",
+        "Wanna see my moves next Fri?", "Awww that's sweet of you.", "Keep up the good work, it pays off.",
+        "Barcelona was amazing last summer.", "Luna is my cat, she is two.")])
+    made = {(e.name, e.type) for e in gmem.list("entity")}
+    assert {("Gina", "person"), ("Barcelona", "place"), ("Luna", "person")} <= made
+    assert not {name for name, _ in made} & {"Nature", "Felt", "Wanna", "Awww", "Keep"}, made
+    luna = gmem.get_entity("Luna").id  # a known name starting a sentence is linked by the dictionary match
+    assert luna in _mentioned(gmem, gmem.remember("Luna slept all day.").id)
+
+
 def test_the_parts_of_a_persons_name_are_that_person(gmem):
     gmem.add_messages("s", [{"role": "user", "content": "Hi all, I lead the platform team.", "speaker": "Agnieszka Nowak"},
                             {"role": "user", "content": "Welcome!", "speaker": "Ingrid Halvorsen"}])

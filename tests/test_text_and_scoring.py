@@ -16,7 +16,7 @@ from graphmem.retrieve.recall import keyword_signal
 from graphmem.settings import RecallOptions, RelevanceWeights
 from graphmem.text import (EntityTagger, content_sentences, fts_query, keywords, name_grams, normalise_name,
                            query_terms, segment, stem, without_names)
-from graphmem.text.entities import _naming_sentences
+from graphmem.text.entities import _mostly_lower_case, _naming_sentences, _only_at_starts, is_noise_name
 from graphmem.text.tokens import scripts_apart
 
 
@@ -95,10 +95,35 @@ def test_name_grams_are_normalised_as_tokens_glued_and_as_written():
     assert "the" not in grams and "usa" in grams and all(g == normalise_name(g) for g in grams)
 
 
-def test_ner_runs_only_its_own_pipeline_on_the_sentences_that_may_name():
-    assert EntityTagger._spacy().pipe_names == ["ner"]  # its own tok2vec: the shared one feeds tagger and parser
+def test_ner_runs_only_its_own_pipeline_on_the_sentences_that_may_name(monkeypatch):
+    assert EntityTagger._spacy().pipe_names == ["tok2vec", "tagger", "ner"]  # NER has a tok2vec of its own
+    ran, real = [], EntityTagger._run
+    monkeypatch.setattr(EntityTagger, "_run", classmethod(lambda cls, texts, names: ran.append(names) or real(texts, names)))
+    EntityTagger().tag_many(["We met Caroline in Boston", "I saw Mel and Caroline"])
+    assert ran == [["ner"]]  # NER alone: Caroline starts no sentence, so the tagger does not run
+    EntityTagger().tag_many(["Caroline called me"])
+    assert ran[1:] == [["ner"], ["tok2vec", "tagger"]]
     turn = "Caroline called me. Then I went hiking and I'm glad I did. Thanks! It was great with Mel."
     assert _naming_sentences(turn) == "Caroline called me. It was great with Mel."  # "I" names nobody
+
+
+def test_a_common_word_ner_reads_at_a_sentence_start_is_dropped():
+    texts = ["Wow Jon, same here! Dance is pretty much my go-to.", "Nature is so calming. Maria agrees.",
+             "Felt great after the run.", "German food is great. Barcelona was too.", "I love Nature. Nature heals."]
+    names = [{e.name for e in r} for r in EntityTagger().tag_many(texts)]
+    assert names[:4] == [{"Jon"}, {"Maria"}, set(), {"German", "Barcelona"}]
+    assert "Nature" in names[4]  # written inside a sentence too: the text's capital is evidence
+    # the tagger calls Pixie (a dog) a common noun there; the vocabulary does not: it stays
+    assert [e.name for e in EntityTagger().tag("Pixie is so cute!")] == ["Pixie"]
+    assert _mostly_lower_case("Nature") and not any(map(_mostly_lower_case, ("Caroline", "Luna", "Scout", "Paris")))
+    assert _only_at_starts('"Dance is life." Dance!', "Dance") and not _only_at_starts("She said: Dance!", "Dance")
+    assert _only_at_starts("We dance. Dance is life.", "Dance") == "Dance is life."
+    assert _only_at_starts("x" * 60 + " Dance", "Dance") is None and _only_at_starts("Dance-off", "Dance-off") is None
+
+
+def test_chat_spelling_is_noise():
+    assert all(is_noise_name(w) for w in ("Wanna", "Nah", "Awww", "Sooo", "Hmmm", "Lemme"))
+    assert not any(is_noise_name(w) for w in ("Anna", "Louis XIII", "XIII", "Hanna", "Nahla"))
 
 
 def test_tagger_finds_english_and_chinese_entities():

