@@ -284,6 +284,15 @@ def test_role_words_greetings_and_pronouns_never_become_entities(gmem):
     assert not names & {"user", "assistant", "用户", "助手", "谢谢", "明白", "明白了", "thanks", "hello", "you", "i"}, names
 
 
+def test_a_greeting_before_a_name_is_not_part_of_the_person(gmem):
+    # LoCoMo's John opens with "Yo Tim!": the person Tim was stored as "Yo Tim", and Tim's own
+    # turns were said by "Yo Tim" through the name part "Tim"
+    gmem.add_messages("s", [{"role": "user", "content": "Yo Tim! How was the game last night?", "speaker": "John"},
+                            {"role": "user", "content": "Great, we won! Catch ya later, John.", "speaker": "Tim"}])
+    persons = sorted(e.name for e in gmem.list("entity") if e.type == "person")
+    assert persons == ["John", "Tim"], persons
+
+
 def test_a_span_holding_two_names_is_not_an_entity():
     from graphmem.lifecycle.log_graph import _two_names
     from graphmem.text import TaggedEntity

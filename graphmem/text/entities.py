@@ -43,7 +43,7 @@ _COMMON_STARTS = STOPWORDS | frozenset(
 _NOISE = frozenset("""
 user users assistant assistants system tool bot chatbot ai agent human model companion me myself you yourself he she it we they
 him her them us my your his its our their mine yours ours theirs i someone somebody everyone everybody anyone nobody
-hi hello hey thanks thank thx cheers bye goodbye ok okay sure yes no yeah nope please sorry welcome congrats
+hi hello hey yo hiya howdy ya thanks thank thx cheers bye goodbye ok okay sure yes no yeah nope please sorry welcome congrats
 congratulations wow woah whoa woo woohoo yay hooray oops ouch aww haha lol omg fingers yep yup alright awesome glad great cool
 sweet amazing hmm oh ah aha well anyway btw that this these those there here what who which
 nah meh ugh yikes phew whew welp bummer gosh geez jeez wanna gonna gotta lemme gimme dunno kinda sorta looky
@@ -51,7 +51,8 @@ monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu th
 today tomorrow yesterday tonight morning afternoon evening night week weekend month year
 用户 助手 系统 机器人 人工智能 伴侣 ai伴侣 我 你 您 他 她 它 我们 你们 他们 她们 它们 自己 大家 谢谢 谢谢你 多谢 感谢 你好 您好 再见 好的 好吧 明白
 明白了 了解 知道了 对 对的 是的 不是 没问题 不客气 哈哈 嗯 哦 啊 今天 明天 昨天 早上 晚上
-""".split()) | {"thank you", "thanks a lot", "good morning", "good night", "see you", "ai companion"}
+""".split()) | {"thank you", "thanks a lot", "good morning", "good night", "see you", "see ya", "catch ya later",
+                       "catch you later", "take care", "ai companion"}
 _BARE_VALUE = re.compile(r"^[\W\d_]*\d[\W\d_]*$|^[\W_]*$")  # numbers, dates and times as digits, punctuation
 # one word with a letter three times: chat drawn out ("Awww", "Sooo"), never a name (unlike "Louis XIII")
 _DRAWN_OUT = re.compile(r"(?=[^\s]*([a-z])\1\1)(?![ivxlcdm]+$)[^\s]+$")
