@@ -263,7 +263,17 @@ def _mostly_lower_case(word: str) -> bool:
         return False
     upper = sp.piece_to_id("\u2581" + word[:1].upper() + word[1:].lower())
     return upper == sp.unk_id() or sp.get_score(lower) >= sp.get_score(upper) + _LOWER_MARGIN
+
+
 _OPENERS = " \t\"'“‘([*-"  # what may stand between a sentence's break and its first word
+
+
+def _starts_sentence(text: str, at: int) -> bool:
+    """Whether the word at ``at`` in ``text`` starts a sentence (the text's start, or after a
+    full stop, "!", "?", "…" or a line break, and opening quotes or brackets)."""
+    lead = max(0, at - 40)
+    before = text[lead:at].rstrip(_OPENERS)
+    return before[-1:] in (".", "!", "?", "…", "\n") if before else lead == 0
 
 
 def _only_at_starts(text: str, name: str) -> str | None:
@@ -273,10 +283,7 @@ def _only_at_starts(text: str, name: str) -> str | None:
         return None
     first = None
     for m in re.finditer(rf"(?<!\w){re.escape(name)}(?!\w)", text):
-        lead = max(0, m.start() - 40)
-        before = text[lead:m.start()].rstrip(_OPENERS)
-        at_start = before[-1:] in (".", "!", "?", "…", "\n") if before else lead == 0
-        if not at_start:
+        if not _starts_sentence(text, m.start()):
             return None
         first = first or _SENTENCE_BREAK.split(text[m.start():], 1)[0]
     return first
@@ -394,9 +401,7 @@ def cased_words(text: str) -> set[str] | None:
     for m in _WORD.finditer(text):
         w = m.group(0)
         if any(c.isupper() for c in w):
-            before = text[max(0, m.start() - 40):m.start()].rstrip(_OPENERS)
-            inside = before[-1:] not in (".", "!", "?", "…", "\n") if before else m.start() > 40
-            cased[w] = cased.get(w, False) or inside
+            cased[w] = cased.get(w, False) or not _starts_sentence(text, m.start())
     if not any(w.lower() not in _ALWAYS_CAPITALISED for w in cased):
         return None
     return {normalise_name(w) for w, inside in cased.items()
