@@ -197,10 +197,13 @@ class ExtractionWorker(BackgroundWorker):
         finally:
             stop.set()
             beat.join()
-            try:
-                store.release(namespace, key, owner)
-            except GraphMemError as exc:  # it runs out by itself
-                log.warning("giving back the extraction lease on %s %s failed: %s", namespace, session_id, exc)
+            self._give_back(namespace, session_id, owner)
+
+    def _give_back(self, namespace: str, session_id: str, owner: str) -> None:
+        try:
+            self.parts.store.release(namespace, lease_key(session_id), owner)
+        except GraphMemError as exc:  # it runs out by itself
+            log.warning("giving back the extraction lease on %s %s failed: %s", namespace, session_id, exc)
 
     @property
     def mode(self) -> str:
@@ -214,16 +217,20 @@ class ExtractionWorker(BackgroundWorker):
 
     def pending(self, final: bool, namespace: str | None = None) -> list[tuple[str, Session, int, int]]:
         """(namespace, session, start, end) of every window ready to extract, oldest first."""
-        every = self.parts.settings.extract_every
         out = []
         store = self.parts.store
         for ns in [namespace] if namespace else store.namespaces():
             for session in store.query(ns, "session", limit=1_000_000, newest_first=False):
-                start = session.extracted_upto
-                while session.next_seq - start >= every or (final and session.next_seq > start):
-                    end = min(start + every, session.next_seq)
-                    out.append((ns, session, start, end))
-                    start = end
+                out.extend(self._windows(ns, session, final))
+        return out
+
+    def _windows(self, ns: str, session: Session, final: bool) -> list[tuple[str, Session, int, int]]:
+        every = self.parts.settings.extract_every
+        out, start = [], session.extracted_upto
+        while session.next_seq - start >= every or (final and session.next_seq > start):
+            end = min(start + every, session.next_seq)
+            out.append((ns, session, start, end))
+            start = end
         return out
 
     def next_job(self, final: bool, namespace: str | None = None) -> tuple[str, Session, int, int] | None:
@@ -231,23 +238,32 @@ class ExtractionWorker(BackgroundWorker):
         says whether one was skipped), merged with the next ones of its session while their text
         stays within ``extract_budget_tokens``: fewer, fuller model calls when a backlog builds up
         (a bulk import, a burst of short turns); a window that arrives alone is sent alone. The
-        session's lease is claimed here and held by ``run_job``."""
+        session's lease is claimed here and held by ``run_job``.
+
+        The session is read again once its lease is held: between the listing and the claim
+        another process may have folded its windows and given the lease back, and a window
+        taken from the listing would be asked of the model a second time (its reply dropped)."""
         windows = self.pending(final, namespace)
         self.held_elsewhere = False
         seen: set[tuple[str, str]] = set()
-        for i, (ns, session, _, _) in enumerate(windows):
+        for ns, session, _, _ in windows:
             if (ns, session.id) in seen:
                 continue
             seen.add((ns, session.id))
-            if self.claim(ns, session.id, self.owner):
-                return self._merged(windows[i:])
-            self.held_elsewhere = True
+            if not self.claim(ns, session.id, self.owner):
+                self.held_elsewhere = True
+                continue
+            found = self.parts.store.get(ns, [session.id])
+            fresh = self._windows(ns, found[0], final) if found and isinstance(found[0], Session) else []
+            if fresh:
+                return self._merged(fresh)
+            self._give_back(ns, session.id, self.owner)
         return None
 
     def _merged(self, windows: list[tuple[str, Session, int, int]]) -> tuple[str, Session, int, int]:
         ns, session, start, end = windows[0]
         budget = self.parts.settings.extract_budget_tokens
-        follow = [w for w in windows[1:] if w[0] == ns and w[1].id == session.id]
+        follow = windows[1:]  # one session's, in order
         if budget <= 0 or not follow:
             return windows[0]
         last = follow[-1][3]

@@ -59,8 +59,8 @@ class WindowExtractor:
 
 def _open(backend: str, path: str, extractor: Any = None) -> Memory:
     # a dead process of this machine loses its lease at once (``_dead_here``), so the test needs
-    # no short lease to see the takeover; 3 s ran out once on a loaded CI machine (a renewal
-    # held up by Neo4j deadlock retries) and a live process's window was asked twice (14 asks)
+    # no short lease to see the takeover, and a long one keeps a renewal held up on a loaded
+    # machine (Neo4j deadlock retries) from handing a live process's window to another
     settings = Settings(enrichment="manual", extraction="manual", extract_every=EVERY, extract_budget_tokens=0,
                         extraction_lease_seconds=10)
     if backend == "embedded":
@@ -132,6 +132,27 @@ def test_two_threads_of_one_process_share_the_work(tmp_path):
         assert len(mem.list("memory", limit=1000)) == SESSIONS * WINDOWS
     finally:
         mem.close()
+
+
+def test_a_window_another_process_folded_after_the_listing_is_not_asked_again(tmp_path):
+    """A worker lists the pending windows, another process folds them and gives the lease back,
+    then the first claims the free lease: it reads the session again and asks nothing (it asked
+    its stale window a second time, 14 asks for 13 in a loaded CI run of the test above)."""
+    path, calls = str(tmp_path / "graphmem.db"), tmp_path / "calls.txt"
+    first, second = (_open("embedded", path, WindowExtractor(calls, delay=0)) for _ in range(2))
+    try:
+        first.add_messages("s0", [turn(0, i) for i in range(WINDOWS * EVERY)])
+        worker = first._extraction
+        stale = worker.pending(True)
+        assert len(stale) == WINDOWS
+        second.extract()  # folds every window and gives the lease back
+        worker.pending = lambda final, namespace=None: stale  # what it listed before the other folded
+        assert worker.next_job(True) is None  # nothing left to ask
+        assert sorted(int(line) for line in calls.read_text().split()) == list(range(WINDOWS))
+        assert first.store.get_meta("default", lease_key("s0")) is None  # the lease claimed for nothing is given back
+    finally:
+        first.close()
+        second.close()
 
 
 def test_a_lease_is_exclusive_renewable_given_back_and_runs_out(store):
