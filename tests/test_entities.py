@@ -348,9 +348,36 @@ def test_types_follow_the_strongest_evidence_and_explain_gives_the_votes(gmem):
     assert why.rule == "a person: by the strongest evidence (speaker: person, model: place)", why.rule
 
 
+def test_a_speaker_addressed_by_a_short_form_of_her_name_is_one_person(gmem):
+    """"Hey Mel!" to Melanie is Melanie: the short form becomes her alias, so later turns that
+    write it link her too, and no third person "Mel" appears. A short form two speakers' names
+    start is nobody's guess; one the speaker writes herself may be someone else."""
+    gmem.add_messages("chat", [{"role": "user", "content": "Melanie, your vase looks lovely.", "speaker": "Caroline"},
+                               {"role": "user", "content": "Hey Mel! How was the pottery class?", "speaker": "Caroline"},
+                               {"role": "user", "content": "Loved it, thanks Caroline!", "speaker": "Melanie"}])
+    melanie = gmem.get_entity("Melanie")
+    assert "Mel" in melanie.aliases and gmem.get_entity("Mel").id == melanie.id
+    later = gmem.add_messages("chat", [{"role": "user", "content": "Good night, Mel! Talk soon.", "speaker": "Caroline"}])
+    assert _mentioned(gmem, later[0].id) == {melanie.id}  # the alias links without its speaker in the batch
+    assert not [e for e in gmem.list("entity", limit=100) if e.name == "Mel"]
+    for speaker, text in [("Calvin", "Off to the studio."), ("Dave", "Good luck, Cal!")]:  # a turn at a time
+        gmem.add_messages("walk", [{"role": "user", "content": text, "speaker": speaker}], namespace="walk")
+    assert gmem.get_entity("Cal", namespace="walk").id == gmem.get_entity("Calvin", namespace="walk").id
+
+    gmem.add_messages("trio", [{"role": "user", "content": "Dinner at eight, Sam?", "speaker": "Priya"},
+                               {"role": "user", "content": "Sure.", "speaker": "Samantha"},
+                               {"role": "user", "content": "Count me in.", "speaker": "Samuel"}], namespace="trio")
+    assert gmem.get_entity("Sam", namespace="trio").id not in {gmem.get_entity(n, namespace="trio").id
+                                                                for n in ("Samantha", "Samuel")}
+    gmem.add_messages("own", [{"role": "user", "content": "My brother Max fixed my bike.", "speaker": "Maxine"},
+                              {"role": "user", "content": "Nice of him!", "speaker": "Omar"}], namespace="own")
+    assert gmem.get_entity("Max", namespace="own").id != gmem.get_entity("Maxine", namespace="own").id
+
+
 def test_duplicates_are_suggested_with_a_reason_and_maintain_merges_the_sure_ones(gmem):
+    gmem.add_messages("s", [  # Melanie is no speaker of this batch: "Mel" is its own entity
+        {"role": "user", "content": "Hey, it's Mel. How was the weekend?", "speaker": "Caroline"}])
     gmem.add_messages("s", [
-        {"role": "user", "content": "Hey, it's Mel. How was the weekend?", "speaker": "Caroline"},
         {"role": "user", "content": "Great, thanks Caroline!", "speaker": "Melanie"},
         {"role": "user", "content": "Daniel plays bass in our band.", "speaker": "Sofia Marquez"}])
     gmem.add_messages("s", [{"role": "user", "content": "Hi all, Daniel here.", "speaker": "Daniel Marquez"}])

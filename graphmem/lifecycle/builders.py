@@ -134,11 +134,13 @@ class EntityResolver:
         key = normalise_name(e.name)
         # a type a person gave (a caller, a speaker) can tell two entities apart; a model's or NER's is a vote only
         stated = e.type if e.type != "thing" and evidence(e) in ("caller", "speaker") else None
-        if (key, stated) in self._known:
-            return self._known[(key, stated)]
+        if (key, stated) in self._known and (
+                (ent := self._known[(key, stated)]) is None
+                or {normalise_name(a) for a in e.aliases} <= {normalise_name(n) for n in (ent.name, *ent.aliases)}):
+            return ent  # resolved before in this batch, and no new alias to add
         wanted = [key, *(normalise_name(a) for a in e.aliases)]
         self.prefetch([e])
-        candidates = list({c.id: c for n in wanted for c in self._holders(n)}.values())
+        candidates = list({c.id: c for n in wanted for c in self.holders(n)}.values())
         if stated in (None, "person") and not e.aliases and shared_part(key, candidates):
             self._known[(key, stated)] = None
             return None
@@ -183,14 +185,14 @@ class EntityResolver:
         self.prefetch(EntityIn(name=p) for p in parts)
         return [p for p in parts
                 if all(o.type == "person" and normalise_name(o.name) != normalise_name(p)  # shared with a namesake
-                       for o in self._holders(normalise_name(p)))]
+                       for o in self.holders(normalise_name(p)))]
 
     def _short_form(self, e: EntityIn) -> Entity | None:
         """The one person already known by a single word that is a part of ``e``'s name (the
         speaker "Daniel" when "Daniel Marquez" is named), if no one else holds that word."""
         parts = {normalise_name(p) for p in name_parts(e.name)}
         self.prefetch(EntityIn(name=p) for p in parts)
-        holding = {p: {c.id: c for c in self._holders(p)} for p in parts}
+        holding = {p: {c.id: c for c in self.holders(p)} for p in parts}
         short = [c for p, held in holding.items() for c in held.values()
                  if c.type == "person" and normalise_name(c.name) == p and len(held) == 1]
         return short[0] if len(short) == 1 else None
@@ -200,7 +202,7 @@ class EntityResolver:
         for name in {normalise_name(n) for n in [ent.name, *ent.aliases]}:
             self._new_named.setdefault(name, {})[ent.id] = ent
 
-    def _holders(self, norm: str) -> list[Entity]:
+    def holders(self, norm: str) -> list[Entity]:
         """The entities, stored or made in this batch, that a normalised name or alias names."""
         return [*self._found.get(norm, ()), *self._new_named.get(norm, {}).values()]
 
