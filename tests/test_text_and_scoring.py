@@ -16,7 +16,8 @@ from graphmem.retrieve.recall import keyword_signal
 from graphmem.settings import RecallOptions, RelevanceWeights
 from graphmem.text import (EntityTagger, content_sentences, fts_query, keywords, name_grams, normalise_name,
                            query_terms, segment, stem, without_names)
-from graphmem.text.entities import _mostly_lower_case, _naming_sentences, _only_at_starts, cased_words, is_noise_name
+from graphmem.text.entities import (_mostly_lower_case, _naming_sentences, _only_at_starts, cased_words, is_noise_name,
+                                    trimmed_name)
 from graphmem.text.tokens import scripts_apart
 
 
@@ -130,6 +131,11 @@ def test_a_capital_starting_a_sentence_is_evidence_only_for_a_word_not_mostly_lo
 def test_chat_spelling_is_noise():
     assert all(is_noise_name(w) for w in ("Wanna", "Nah", "Awww", "Sooo", "Hmmm", "Lemme"))
     assert not any(is_noise_name(w) for w in ("Anna", "Louis XIII", "XIII", "Hanna", "Nahla"))
+
+
+def test_an_article_the_sentence_writes_is_no_part_of_a_name():
+    assert trimmed_name("the Frank Ocean") == "Frank Ocean" and trimmed_name("the Grand Canyon") == "Grand Canyon"
+    assert trimmed_name("The Alchemist") == "The Alchemist" and trimmed_name("the") == "the"
 
 
 def test_tagger_finds_english_and_chinese_entities():

@@ -135,7 +135,8 @@ _RECENT_TURNS = 10  # turns before a batch whose speakers a short form may addre
 def _may_be_short(e: TaggedIn, resolver: EntityResolver) -> bool:
     """Whether a tagged name could be a short form of a speaker's first name (``_addressed``)."""
     key = normalise_name(e.name)
-    return e.type in _NICKNAME_TYPES and len(key) >= 3 and key.isascii() and key.isalpha() and not resolver.holders(key)
+    return e.type in _NICKNAME_TYPES and len(key) >= 3 and key.isascii() and key.isalpha() \
+        and not resolver.holders(key)
 
 
 def _speakers_around(store: Store, namespace: str, messages: Sequence[Message]) -> dict[str | None, set[str]]:

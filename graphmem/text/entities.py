@@ -79,9 +79,11 @@ def _tagged_noise(name: str) -> bool:
 
 def trimmed_name(name: str) -> str:
     """A tagged span without the greeting or interjection it starts with ("Congrats Wanjiru"
-    -> "Wanjiru", "Thanks Tomasz" -> "Tomasz")."""
+    -> "Wanjiru", "Thanks Tomasz" -> "Tomasz"), nor an article written in lower case, which
+    is the sentence's, not the name's ("the Grand Canyon"; "The Alchemist" keeps its own):
+    NER's "the Frank Ocean" (of "the Frank Ocean tour") had named the singer in every turn."""
     words = re.split(r"[!?！？。]", name)[0].split() or name.split()  # "James! Bet" is James
-    while len(words) > 1 and normalise_name(words[0]) in _NOISE | _RELATIVE:
+    while len(words) > 1 and (normalise_name(words[0]) in _NOISE | _RELATIVE or words[0] in ("the", "a", "an")):
         words = words[1:]
     return " ".join(words)
 
