@@ -382,25 +382,32 @@ def test_duplicates_are_suggested_with_a_reason_and_maintain_merges_the_sure_one
         {"role": "user", "content": "Daniel plays bass in our band.", "speaker": "Sofia Marquez"}])
     gmem.add_messages("s", [{"role": "user", "content": "Hi all, Daniel here.", "speaker": "Daniel Marquez"}])
     assert gmem.get_entity("Daniel").name == "Daniel Marquez"  # written in this order, linked at once
+    gmem.add_messages("s2", [{"role": "user", "content": "Morning.", "speaker": "Jon"},  # both speak: two people?
+                             {"role": "user", "content": "Morning, all.", "speaker": "Jonathan"}])
     gmem.add_entity("Ana", type="person")  # added by hand, one before the other: two records
     gmem.add_entity("Ana Duarte", type="person")
     gmem.add_entity("Jordan", type="person")
     gmem.add_entity("Jordan", type="place")
+    gmem.add_entity("Melody", type="person")  # "Mel" starts her name too, but she never spoke here
     names = {e.name for e in gmem.list("entity")}
     assert {"Ana", "Ana Duarte", "Mel", "Melanie"} <= names and "Daniel" not in names, names
     found = {(s.merge_name, s.keep_name): s for s in gmem.suggest_merges()}
     assert found[("Ana", "Ana Duarte")].sure and "part of 'Ana Duarte'" in found[("Ana", "Ana Duarte")].reason
-    mel = found[("Mel", "Melanie")]
-    assert not mel.sure and "short form" in mel.reason
+    mel = found[("Mel", "Melanie")]  # Melanie speaks there, and only Caroline writes "Mel"
+    assert mel.sure and "short form" in mel.reason and "only others write 'Mel'" in mel.reason
+    jon = found[("Jon", "Jonathan")]
+    assert not jon.sure and "short form" in jon.reason  # Jon speaks himself: only suggested, a person decides
     assert not [k for k in found if "Jordan" in k]  # a person and a place someone typed apart stay apart
-    ana = [e.id for e in gmem.list("entity") if e.name == "Ana"][0]
+    ana, mel_id = ([e.id for e in gmem.list("entity") if e.name == name][0] for name in ("Ana", "Mel"))
     [dry] = gmem.maintain("default", dry_run=True)
-    assert [(a.action, a.id) for a in dry.actions if a.action == "merge_entity"] == [("merge_entity", ana)], dry.actions
+    merged = sorted(a.id for a in dry.actions if a.action == "merge_entity")
+    assert merged == sorted([ana, mel_id]), dry.actions
     assert gmem.get_entity(ana).name == "Ana"  # a dry run changes nothing
     gmem.maintain("default")
     kept = gmem.get_entity("Ana")
     assert kept.name == "Ana Duarte" and "Ana" in kept.aliases and gmem.get_entity(ana).id == kept.id
-    assert {e.name for e in gmem.list("entity")} >= {"Mel", "Melanie"}  # only suggested: a person decides
+    assert gmem.get_entity("Mel").name == "Melanie" and gmem.get_entity(mel_id).name == "Melanie"
+    assert {e.name for e in gmem.list("entity")} >= {"Jon", "Jonathan"}
 
 
 def test_a_person_named_by_first_name_before_their_full_name_is_one_person(gmem):

@@ -7,13 +7,16 @@ Sure (``maintain`` merges them):
   person's full name ("Daniel Marquez"), and of no other entity's;
 - **one name, two records**: two entities that share a name or an alias and have one type (or
   one has none), unless the shared word is a name part two people share; with two types of
-  which one is only NER's guess, it is a suggestion.
+  which one is only NER's guess, it is a suggestion;
+- **a nickname others address a speaker by**: a one-word name only NER typed ("Mel", "Deb")
+  that starts the first name of exactly one speaker ("Melanie"), never spoke, and is written
+  only by others, in sessions that speaker speaks in (what linking does as turns are written).
 
 Only suggested (a person decides):
 - a one-word entity NER typed as something else whose name is a part of one person's name
   ("Agnieszka", typed a place, beside Agnieszka Nowak);
-- **a nickname**: a one-word person whose name starts the first name of exactly one other
-  person ("Mel", "Melanie") and who turns up in the same sessions.
+- **a nickname** otherwise: a one-word person whose name starts the first name of exactly one
+  other person ("Jon", "Jonathan") and who turns up in the same sessions.
 """
 
 from __future__ import annotations
@@ -99,27 +102,46 @@ def merge_candidates(store, namespace: str) -> list[MergeSuggestion]:
 
 def _nicknames(store, namespace: str, live: Sequence[Entity], add) -> None:
     """A one-word person whose name starts exactly one other person's first name and who is
-    said or named in a session that person is in ("Mel", "Melanie")."""
+    said or named in a session that person is in ("Mel", "Melanie"). Sure where it is what
+    linking does as turns are written (``log_graph._addressed``) and the turns tell no other
+    story: the other is a speaker, the short form never spoke and only NER typed it (a person,
+    or the org or thing the small model makes of a short first name, "Deb"), and every turn
+    naming it is another speaker's, in a session the other speaks in; a store written before
+    that rule (or turn by turn, the short form first) is made one person by ``maintain``."""
     people = [e for e in live if e.type == "person"]
     firsts = {p.id: normalise_name(p.name.split()[0]) for p in people if p.name.split()}
-    for short in people:
+    for short in live:
         key = normalise_name(short.name)
-        if len(short.name.split()) != 1 or len(key) < 3 or not key.isalpha():
+        if len(short.name.split()) != 1 or len(key) < 3 or not key.isalpha() \
+                or short.type != "person" and (_stated(short) or short.type not in ("org", "thing")):
             continue
         longer = [p for p in people if p.id != short.id and firsts.get(p.id, "").startswith(key) and firsts[p.id] != key]
-        if len(longer) != 1 or not _same_sessions(store, namespace, short.id, longer[0].id):
+        if len(longer) > 1:  # "Melanie" who speaks, and "Mell", a slip of one turn: the speaker
+            longer = [p for p in longer if "speaker" in p.type_votes]
+        if len(longer) != 1:
+            continue
+        spoke, named = _turns(store, namespace, short.id, "said"), _turns(store, namespace, short.id, "named")
+        heard = {m.session_id for m in _turns(store, namespace, longer[0].id, "said")}
+        if not (heard | {m.session_id for m in _turns(store, namespace, longer[0].id, "named")}) \
+                & {m.session_id for m in [*spoke, *named]}:
+            continue
+        sure = "speaker" in longer[0].type_votes and not spoke and all(
+            m.session_id in heard and normalise_name(m.speaker or "") not in _names(longer[0]) for m in named)
+        if short.type != "person" and not sure:
             continue
         add(longer[0], short, f"{short.name!r} may be a short form of {longer[0].name!r}: it starts that name and "
-                              "both are in the same conversations", False)
+                              "both are in the same conversations" + (
+                                  f"; {longer[0].name} speaks there and only others write {short.name!r}" if sure else ""),
+            sure)
 
 
-def _same_sessions(store, namespace: str, a: str, b: str) -> bool:
-    def sessions(entity_id: str) -> set[str]:
-        edges = store.edges(namespace, [entity_id], types=[EdgeType.SAID, EdgeType.MENTIONS], direction="both")
-        ids = [e.target if e.source == entity_id else e.source for e in edges][:500]
-        return {n.session_id for n in store.get(namespace, ids) if isinstance(n, Message)}
-
-    return bool(sessions(a) & sessions(b))
+def _turns(store, namespace: str, entity_id: str, how: str) -> list[Message]:
+    """The turns (at most 500) an entity said, or that name it."""
+    said = how == "said"
+    edges = store.edges(namespace, [entity_id], types=[EdgeType.SAID if said else EdgeType.MENTIONS],
+                        direction="out" if said else "in")
+    ids = [e.target if said else e.source for e in edges][:500]
+    return [n for n in store.get(namespace, ids) if isinstance(n, Message)]
 
 
 def absorbed(keep: Entity, gone: Entity, now: datetime, name: str | None = None) -> Entity:
