@@ -136,6 +136,7 @@ def test_chat_spelling_is_noise():
 def test_an_article_the_sentence_writes_is_no_part_of_a_name():
     assert trimmed_name("the Frank Ocean") == "Frank Ocean" and trimmed_name("the Grand Canyon") == "Grand Canyon"
     assert trimmed_name("The Alchemist") == "The Alchemist" and trimmed_name("the") == "the"
+    assert trimmed_name("the Great Wall") == "Great Wall"  # a word after the article is the name's
 
 
 def test_tagger_finds_english_and_chinese_entities():

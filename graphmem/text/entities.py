@@ -83,7 +83,9 @@ def trimmed_name(name: str) -> str:
     is the sentence's, not the name's ("the Grand Canyon"; "The Alchemist" keeps its own):
     NER's "the Frank Ocean" (of "the Frank Ocean tour") had named the singer in every turn."""
     words = re.split(r"[!?！？。]", name)[0].split() or name.split()  # "James! Bet" is James
-    while len(words) > 1 and (normalise_name(words[0]) in _NOISE | _RELATIVE or words[0] in ("the", "a", "an")):
+    while len(words) > 1 and normalise_name(words[0]) in _NOISE | _RELATIVE:
+        words = words[1:]
+    if len(words) > 1 and words[0] in ("the", "a", "an"):  # and nothing more: "the Great Wall" is no "Wall"
         words = words[1:]
     return " ".join(words)
 
