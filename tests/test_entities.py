@@ -360,6 +360,11 @@ def test_a_speaker_addressed_by_a_short_form_of_her_name_is_one_person(gmem):
     later = gmem.add_messages("chat", [{"role": "user", "content": "Good night, Mel! Talk soon.", "speaker": "Caroline"}])
     assert _mentioned(gmem, later[0].id) == {melanie.id}  # the alias links without its speaker in the batch
     assert not [e for e in gmem.list("entity", limit=100) if e.name == "Mel"]
+    gmem.add_messages("zh", [{"role": "user", "content": "你好，我叫曹志强。你也可以叫我志强。", "speaker": "曹志强"},
+                             {"role": "assistant", "content": "好的，志强，很高兴认识你！", "speaker": "AI"}], namespace="zh")
+    zhiqiang = gmem.get_entity("曹志强", namespace="zh")  # his own "call me 志强" too, once the AI calls him so
+    assert gmem.get_entity("志强", namespace="zh").id == zhiqiang.id and "志强" in zhiqiang.aliases
+    assert [e.name for e in gmem.list("entity", namespace="zh", limit=100) if e.type == "person"] == ["曹志强"]
     for speaker, text in [("Calvin", "Off to the studio."), ("Dave", "Good luck, Cal!")]:  # a turn at a time
         gmem.add_messages("walk", [{"role": "user", "content": text, "speaker": speaker}], namespace="walk")
     assert gmem.get_entity("Cal", namespace="walk").id == gmem.get_entity("Calvin", namespace="walk").id

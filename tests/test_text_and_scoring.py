@@ -17,7 +17,7 @@ from graphmem.settings import RecallOptions, RelevanceWeights
 from graphmem.text import (EntityTagger, content_sentences, fts_query, keywords, name_grams, normalise_name,
                            query_terms, segment, stem, without_names)
 from graphmem.text.entities import (_mostly_lower_case, _naming_sentences, _only_at_starts, cased_words, is_noise_name,
-                                    trimmed_name)
+                                    addressed_by, trimmed_name)
 from graphmem.text.tokens import scripts_apart
 
 
@@ -131,6 +131,14 @@ def test_a_capital_starting_a_sentence_is_evidence_only_for_a_word_not_mostly_lo
 def test_chat_spelling_is_noise():
     assert all(is_noise_name(w) for w in ("Wanna", "Nah", "Awww", "Sooo", "Hmmm", "Lemme"))
     assert not any(is_noise_name(w) for w in ("Anna", "Louis XIII", "XIII", "Hanna", "Nahla"))
+
+
+def test_who_may_be_addressed_by_a_short_form():
+    assert addressed_by("mel", "melanie") and addressed_by("cal", "calvin smith")
+    assert not any(addressed_by(s, f) for s, f in [("al", "alice"), ("mel", "mel"), ("ann", "joanna"), ("melanie", "mel")])
+    assert all(addressed_by(s, "曹志强") for s in ("志强", "小曹", "老曹", "强强"))
+    assert addressed_by("文杰", "欧阳文杰") and not addressed_by("阳文杰", "欧阳文杰")
+    assert not any(addressed_by(s, "周敏") for s in ("敏", "周", "志强"))
 
 
 def test_an_article_the_sentence_writes_is_no_part_of_a_name():

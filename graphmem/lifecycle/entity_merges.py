@@ -8,15 +8,16 @@ Sure (``maintain`` merges them):
 - **one name, two records**: two entities that share a name or an alias and have one type (or
   one has none), unless the shared word is a name part two people share; with two types of
   which one is only NER's guess, it is a suggestion;
-- **a nickname others address a speaker by**: a one-word name only NER typed ("Mel", "Deb")
-  that starts the first name of exactly one speaker ("Melanie"), never spoke, and is written
-  only by others, in sessions that speaker speaks in (what linking does as turns are written).
+- **a nickname others address a speaker by**: a one-word name only NER typed that exactly one
+  speaker may be called (``addressed_by``: "Mel" of Melanie, "Deb" of Deborah, "志强" of
+  曹志强), that never spoke and is written only by others, in sessions that speaker speaks in
+  (what linking does as turns are written).
 
 Only suggested (a person decides):
 - a one-word entity NER typed as something else whose name is a part of one person's name
   ("Agnieszka", typed a place, beside Agnieszka Nowak);
-- **a nickname** otherwise: a one-word person whose name starts the first name of exactly one
-  other person ("Jon", "Jonathan") and who turns up in the same sessions.
+- **a nickname** otherwise: a one-word person exactly one other person may be called so
+  ("Jon", "Jonathan") who turns up in the same sessions.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from ..models import Edge, EdgeType, Entity, Message, embed_text
 from ..models.results import MergeSuggestion
 from ..store import no_vectors
 from ..text import normalise_name
-from ..text.entities import name_parts
+from ..text.entities import addressed_by, name_parts
 from .builders import shared_part
 from .parts import Parts, check
 
@@ -101,7 +102,7 @@ def merge_candidates(store, namespace: str) -> list[MergeSuggestion]:
 
 
 def _nicknames(store, namespace: str, live: Sequence[Entity], add) -> None:
-    """A one-word person whose name starts exactly one other person's first name and who is
+    """A one-word person exactly one other person may be addressed as (``addressed_by``) who is
     said or named in a session that person is in ("Mel", "Melanie"). Sure where it is what
     linking does as turns are written (``log_graph._addressed``) and the turns tell no other
     story: the other is a speaker, the short form never spoke and only NER typed it (a person,
@@ -109,13 +110,11 @@ def _nicknames(store, namespace: str, live: Sequence[Entity], add) -> None:
     naming it is another speaker's, in a session the other speaks in; a store written before
     that rule (or turn by turn, the short form first) is made one person by ``maintain``."""
     people = [e for e in live if e.type == "person"]
-    firsts = {p.id: normalise_name(p.name.split()[0]) for p in people if p.name.split()}
     for short in live:
         key = normalise_name(short.name)
-        if len(short.name.split()) != 1 or len(key) < 3 or not key.isalpha() \
-                or short.type != "person" and (_stated(short) or short.type not in ("org", "thing")):
+        if len(short.name.split()) != 1 or short.type != "person" and (_stated(short) or short.type not in ("org", "thing")):
             continue
-        longer = [p for p in people if p.id != short.id and firsts.get(p.id, "").startswith(key) and firsts[p.id] != key]
+        longer = [p for p in people if p.id != short.id and addressed_by(key, normalise_name(p.name))]
         if len(longer) > 1:  # "Melanie" who speaks, and "Mell", a slip of one turn: the speaker
             longer = [p for p in longer if "speaker" in p.type_votes]
         if len(longer) != 1:

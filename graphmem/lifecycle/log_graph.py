@@ -20,7 +20,7 @@ from ..errors import ValidationError
 from ..models import Edge, EdgeType, Entity, Message, MessageIn, Session, embed_text
 from ..store import Store
 from ..text import TaggedEntity, keywords, name_grams, normalise_name
-from ..text.entities import Normalised, cased_words, holds_name, is_noise_name, longest_names
+from ..text.entities import Normalised, addressed_by, cased_words, holds_name, is_noise_name, longest_names
 from .builders import EntityResolver, SpeakerIn, TaggedIn, dictionary, dictionary_links, scope_of
 from .parts import Parts, check
 
@@ -103,9 +103,9 @@ class LogLinker:
         tagged = [[TaggedIn(name=t.name, type=t.type) for t in ts if not _two_names(t.name, ts, known)] for ts in tags]
         resolver.prefetch([e for e in speakers if e] + [e for ts in tagged for e in ts])
         if any(_may_be_short(e, resolver) for ts in tagged for e in ts):
-            talking = _speakers_around(store, namespace, messages)
-            tagged = [[_addressed(e, m.speaker, talking[m.session_id], resolver) for e in ts]
-                      for m, ts in zip(messages, tagged)]
+            called = _addressed(messages, tagged, _speakers_around(store, namespace, messages), resolver)
+            tagged = [[TaggedIn(name=called[key], type="person", aliases=[e.name])
+                       if (key := normalise_name(e.name)) in called else e for e in ts] for ts in tagged]
         for e in [*filter(None, speakers), *(e for ts in tagged for e in ts)]:
             resolver.resolve(e)
         out: list[Message] = []
@@ -133,10 +133,9 @@ _RECENT_TURNS = 10  # turns before a batch whose speakers a short form may addre
 
 
 def _may_be_short(e: TaggedIn, resolver: EntityResolver) -> bool:
-    """Whether a tagged name could be a short form of a speaker's first name (``_addressed``)."""
+    """Whether a tagged name could be a short form of a speaker's name (``_addressed``)."""
     key = normalise_name(e.name)
-    return e.type in _NICKNAME_TYPES and len(key) >= 3 and key.isascii() and key.isalpha() \
-        and not resolver.holders(key)
+    return e.type in _NICKNAME_TYPES and len(key) >= 2 and " " not in key and not resolver.holders(key)
 
 
 def _speakers_around(store: Store, namespace: str, messages: Sequence[Message]) -> dict[str | None, set[str]]:
@@ -154,26 +153,29 @@ def _speakers_around(store: Store, namespace: str, messages: Sequence[Message]) 
     return {sid: {n for n in names if n and not is_noise_name(n)} for sid, names in out.items()}
 
 
-def _addressed(e: TaggedIn, said_by: str | None, speakers: set[str], resolver: EntityResolver) -> TaggedIn:
-    """A short form of a speaker's first name that another speaker writes ("Hey Mel!" to
-    Melanie, "Thanks, Deb" to Deborah) is that speaker, and becomes an alias of hers, so later
-    turns link it too: where the name is no entity's yet (``_may_be_short``) and exactly one
-    speaker of the turn's session (in the batch or just before it) has a first name that starts
-    with it. On LoCoMo "Mel", "Deb", "Cal" and "Caro" had been four more people (58, 41, 25 and
-    2 turns), apart from the speakers they name. A one-word name of three letters or more
-    only (not "Al" for Alice); one the addressed speaker writes herself may be another person
-    ("my brother Max", said by Maxine), and one already known stays what it is (the nickname
-    suggestion of ``merge_candidates`` covers those)."""
-    if not _may_be_short(e, resolver):
-        return e
-    key = normalise_name(e.name)
-    named = {normalise_name(s): s for s in speakers}
-    if key in named:
-        return e
-    longer = [n for n in named if n.split() and n.split()[0] != key and n.split()[0].startswith(key)]
-    if len(longer) != 1 or normalise_name(said_by or "") == longer[0]:
-        return e
-    return TaggedIn(name=named[longer[0]], type="person", aliases=[e.name])
+def _addressed(messages: Sequence[Message], tagged: Sequence[Sequence[TaggedIn]], talking: dict[str | None, set[str]],
+               resolver: EntityResolver) -> dict[str, str]:
+    """Short forms of speakers' names in a batch -> the speaker each names. One that another
+    speaker writes ("Hey Mel!" to Melanie, "Thanks, Deb" to Deborah, "志强，你好" to 曹志强:
+    ``addressed_by``) is that speaker, in every turn of the batch, her own included ("你也可以叫我
+    志强"), and becomes an alias of hers, so later turns link it too: where the name is no
+    entity's yet (``_may_be_short``) and exactly one speaker of the turn's session (in the batch
+    or just before it) may be called so. On LoCoMo "Mel", "Deb", "Cal" and "Caro" had been four
+    more people (58, 41, 25 and 2 turns) apart from the speakers they name, and on MemoryBank
+    the AI's "志强" a person apart from the user 曹志强 (20 turns). A name only the speaker it may
+    name writes stays apart ("my brother Max", said by Maxine), and one already known stays what
+    it is (the nickname merge of ``merge_candidates`` covers those)."""
+    called: dict[str, set[str]] = {}
+    for m, ts in zip(messages, tagged):
+        named = {normalise_name(s): s for s in talking[m.session_id]}
+        for e in ts:
+            key = normalise_name(e.name)
+            if key in named or not _may_be_short(e, resolver):
+                continue
+            longer = [n for n in named if addressed_by(key, n)]
+            if len(longer) == 1 and normalise_name(m.speaker or "") != longer[0]:
+                called.setdefault(key, set()).add(named[longer[0]])
+    return {key: names.pop() for key, names in called.items() if len(names) == 1}
 
 
 def _two_names(span: str, tagged: Sequence[TaggedEntity], known: dict[str, Entity]) -> bool:

@@ -323,6 +323,21 @@ def _chinese_name(word: str) -> bool:
     return (len(word) in (2, 3) and word[0] in _SURNAMES) or (len(word) in (3, 4) and word.startswith(_COMPOUND_SURNAMES))
 
 
+def addressed_by(short: str, full: str) -> bool:
+    """Whether a person called ``full`` may be addressed as ``short`` (both normalised, ``short``
+    one word): the start of an English first name, three letters or more ("mel" of Melanie, not
+    "al" of Alice), or for a Chinese name its given name ("志强" of 曹志强, two characters or
+    more), 小 or 老 with the surname (小曹, 老曹), or the given name's last character twice (强强)."""
+    if not short or short == full:
+        return False
+    if _chinese_name(full):
+        surname = next((c for c in _COMPOUND_SURNAMES if full.startswith(c)), full[0])
+        given = full[len(surname):]
+        return short in {"小" + surname, "老" + surname, given[-1] * 2} | ({given} if len(given) >= 2 else set())
+    first = full.split()[0] if full.split() else ""
+    return len(short) >= 3 and short.isascii() and short.isalpha() and first != short and first.startswith(short)
+
+
 def _by_suffix(pairs: list, k: int) -> str | None:
     """A place or an organisation by how the word (or the word with the one or two words before
     it) ends: 鼓浪屿, 绿禾公园, 北京大学; a bare 公园 or 大学 is none."""
