@@ -327,16 +327,20 @@ class ExtractionWorker(BackgroundWorker):
         return out
 
     def retry_failed(self, namespace: str | None) -> int:
-        """Run the failed windows of every session no other process holds again."""
+        """Run the failed windows of every session no other process holds again (as the
+        session stands once its lease is held: another process may have retried them since
+        the listing, as in ``next_job``)."""
         done = 0
-        for ns in [namespace] if namespace else self.parts.store.namespaces():
-            for session in self.parts.store.query(ns, "session", limit=1_000_000):
+        store = self.parts.store
+        for ns in [namespace] if namespace else store.namespaces():
+            for session in store.query(ns, "session", limit=1_000_000):
                 if not session.failed_windows:
                     continue
                 with self.leased(ns, session.id) as held:
-                    if not held:
+                    found = store.get(ns, [session.id]) if held else []
+                    if not found or not isinstance(found[0], Session):
                         continue
-                    for start, end in list(session.failed_windows):
+                    for start, end in list(found[0].failed_windows):
                         self.process(ns, session.id, start, end, retry=True)
                         done += 1
         return done

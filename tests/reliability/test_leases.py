@@ -42,6 +42,7 @@ class WindowExtractor:
 
     def __init__(self, calls: Path, marker: Path | None = None, delay: float = 0.2) -> None:
         self.calls, self.marker, self.delay = calls, marker, delay
+        self.broken = False  # every reply unusable: the window fails
 
     def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int,
                  stop: Sequence[str] = ()) -> Completion:
@@ -51,6 +52,8 @@ class WindowExtractor:
         if self.marker is not None:
             self.marker.write_text(str(window))
             time.sleep(600)
+        if self.broken:
+            return Completion("{broken", 10, 10)
         time.sleep(self.delay)
         memory = {"t": f"{NAMES[window]} owns {THINGS[window]}", "k": "fact", "s": NAMES[window], "p": "owns",
                   "o": THINGS[window], "i": 4, "c": "u"}
@@ -150,6 +153,30 @@ def test_a_window_another_process_folded_after_the_listing_is_not_asked_again(tm
         assert worker.next_job(True) is None  # nothing left to ask
         assert sorted(int(line) for line in calls.read_text().split()) == list(range(WINDOWS))
         assert first.store.get_meta("default", lease_key("s0")) is None  # the lease claimed for nothing is given back
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_failed_window_another_process_retried_after_the_listing_is_not_asked_again(tmp_path):
+    """The same for ``retry_failed``: a session listed with a failed window that another
+    process retries before the lease is claimed has nothing left to ask."""
+    path, calls = str(tmp_path / "graphmem.db"), tmp_path / "calls.txt"
+    failing = WindowExtractor(calls, delay=0)
+    failing.broken = True
+    first, second = _open("embedded", path, failing), _open("embedded", path, WindowExtractor(calls, delay=0))
+    try:
+        first.add_messages("s0", [turn(0, i) for i in range(EVERY)])
+        first.extract()
+        assert first.get("s0").failed_windows == [(0, EVERY)]
+        listed = first.store.query("default", "session", limit=100)  # before the other retries it
+        assert second.retry_failed() == 1 and second.get("s0").failed_windows == []
+        asked = calls.read_text().split()
+        query = first.store.query
+        first.store.query = lambda ns, kind, **kw: listed if kind == "session" else query(ns, kind, **kw)
+        failing.broken = False
+        assert first.retry_failed() == 0 and calls.read_text().split() == asked  # nothing asked again
+        assert len(first.list("memory", limit=100)) == 1
     finally:
         first.close()
         second.close()
