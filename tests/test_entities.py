@@ -374,6 +374,10 @@ def test_a_speaker_addressed_by_a_short_form_of_her_name_is_one_person(gmem):
                                {"role": "user", "content": "Count me in.", "speaker": "Samuel"}], namespace="trio")
     assert gmem.get_entity("Sam", namespace="trio").id not in {gmem.get_entity(n, namespace="trio").id
                                                                 for n in ("Samantha", "Samuel")}
+    gmem.add_messages("about", [{"role": "user", "content": "Long week.", "speaker": "Christina"},
+                                {"role": "user", "content": "How is Chris doing after the surgery?", "speaker": "Dave"}],
+                      namespace="about")  # a name talked about, not someone spoken to
+    assert gmem.get_entity("Chris", namespace="about").id != gmem.get_entity("Christina", namespace="about").id
     gmem.add_messages("own", [{"role": "user", "content": "My brother Max fixed my bike.", "speaker": "Maxine"},
                               {"role": "user", "content": "Nice of him!", "speaker": "Omar"}], namespace="own")
     assert gmem.get_entity("Max", namespace="own").id != gmem.get_entity("Maxine", namespace="own").id
@@ -381,7 +385,7 @@ def test_a_speaker_addressed_by_a_short_form_of_her_name_is_one_person(gmem):
 
 def test_duplicates_are_suggested_with_a_reason_and_maintain_merges_the_sure_ones(gmem):
     gmem.add_messages("s", [  # Melanie is no speaker of this batch: "Mel" is its own entity
-        {"role": "user", "content": "Hey, it's Mel. How was the weekend?", "speaker": "Caroline"}])
+        {"role": "user", "content": "Hey Mel, how was the weekend?", "speaker": "Caroline"}])
     gmem.add_messages("s", [
         {"role": "user", "content": "Great, thanks Caroline!", "speaker": "Melanie"},
         {"role": "user", "content": "Daniel plays bass in our band.", "speaker": "Sofia Marquez"}])

@@ -17,7 +17,7 @@ from graphmem.settings import RecallOptions, RelevanceWeights
 from graphmem.text import (EntityTagger, content_sentences, fts_query, keywords, name_grams, normalise_name,
                            query_terms, segment, stem, without_names)
 from graphmem.text.entities import (_mostly_lower_case, _naming_sentences, _only_at_starts, cased_words, is_noise_name,
-                                    addressed_by, trimmed_name)
+                                    addressed_by, addressed_in, self_named, trimmed_name)
 from graphmem.text.tokens import scripts_apart
 
 
@@ -139,6 +139,20 @@ def test_who_may_be_addressed_by_a_short_form():
     assert all(addressed_by(s, "曹志强") for s in ("志强", "小曹", "老曹", "强强"))
     assert addressed_by("文杰", "欧阳文杰") and not addressed_by("阳文杰", "欧阳文杰")
     assert not any(addressed_by(s, "周敏") for s in ("敏", "周", "志强"))
+
+
+def test_a_name_spoken_to_is_set_off_by_punctuation_or_greetings():
+    spoken = [("Hey Mel! How was it?", "Mel"), ("Thanks, Deb", "Deb"), ("Sounds great, Cal!", "Cal"),
+              ("Yeah Cal, it is cool", "Cal"), ("你好，志强，是的", "志强"), ("你好志强，今天", "志强")]
+    about = [("How's Chris doing?", "Chris"), ("I saw Chris yesterday.", "Chris"), ("Calvin, hi", "Cal"),
+             ("你也可以叫我志强，其实", "志强")]
+    assert all(addressed_in(t, n) for t, n in spoken) and not any(addressed_in(t, n) for t, n in about)
+
+
+def test_a_name_given_as_ones_own():
+    assert all(self_named(t, n) for t, n in [("你也可以叫我志强，其实", "志强"), ("You can call me Mel.", "Mel"),
+                                             ("I'm Deb!", "Deb")])
+    assert not any(self_named(t, n) for t, n in [("My brother Max fixed it.", "Max"), ("I am Max's sister", "Max")])
 
 
 def test_an_article_the_sentence_writes_is_no_part_of_a_name():

@@ -10,8 +10,8 @@ Sure (``maintain`` merges them):
   which one is only NER's guess, it is a suggestion;
 - **a nickname others address a speaker by**: a one-word name only NER typed that exactly one
   speaker may be called (``addressed_by``: "Mel" of Melanie, "Deb" of Deborah, "志强" of
-  曹志强), that never spoke and is written only by others, in sessions that speaker speaks in
-  (what linking does as turns are written).
+  曹志强), that never spoke and is written only by others, in sessions that speaker speaks in,
+  to speak to her ("Thanks, Deb"; what linking does as turns are written).
 
 Only suggested (a person decides):
 - a one-word entity NER typed as something else whose name is a part of one person's name
@@ -33,7 +33,7 @@ from ..models import Edge, EdgeType, Entity, Message, embed_text
 from ..models.results import MergeSuggestion
 from ..store import no_vectors
 from ..text import normalise_name
-from ..text.entities import addressed_by, name_parts
+from ..text.entities import addressed_by, addressed_in, name_parts, self_named
 from .builders import shared_part
 from .parts import Parts, check
 
@@ -106,8 +106,10 @@ def _nicknames(store, namespace: str, live: Sequence[Entity], add) -> None:
     said or named in a session that person is in ("Mel", "Melanie"). Sure where it is what
     linking does as turns are written (``log_graph._addressed``) and the turns tell no other
     story: the other is a speaker, the short form never spoke and only NER typed it (a person,
-    or the org or thing the small model makes of a short first name, "Deb"), and every turn
-    naming it is another speaker's, in a session the other speaks in; a store written before
+    or the org or thing the small model makes of a short first name, "Deb"), every turn naming
+    it is in a session the other speaks in and another speaker's (or hers, giving it as her
+    own: "call me 志强"), and one speaks to her by it ("Thanks, Deb": ``addressed_in``); a
+    store written before
     that rule (or turn by turn, the short form first) is made one person by ``maintain``."""
     people = [e for e in live if e.type == "person"]
     for short in live:
@@ -124,8 +126,10 @@ def _nicknames(store, namespace: str, live: Sequence[Entity], add) -> None:
         if not (heard | {m.session_id for m in _turns(store, namespace, longer[0].id, "named")}) \
                 & {m.session_id for m in [*spoke, *named]}:
             continue
+        own = _names(longer[0])
         sure = "speaker" in longer[0].type_votes and not spoke and all(
-            m.session_id in heard and normalise_name(m.speaker or "") not in _names(longer[0]) for m in named)
+            m.session_id in heard and (normalise_name(m.speaker or "") not in own or self_named(m.said, short.name))
+            for m in named) and any(addressed_in(m.said, short.name) for m in named if normalise_name(m.speaker or "") not in own)
         if short.type != "person" and not sure:
             continue
         add(longer[0], short, f"{short.name!r} may be a short form of {longer[0].name!r}: it starts that name and "

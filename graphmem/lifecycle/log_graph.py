@@ -20,7 +20,8 @@ from ..errors import ValidationError
 from ..models import Edge, EdgeType, Entity, Message, MessageIn, Session, embed_text
 from ..store import Store
 from ..text import TaggedEntity, keywords, name_grams, normalise_name
-from ..text.entities import Normalised, addressed_by, cased_words, holds_name, is_noise_name, longest_names
+from ..text.entities import (Normalised, addressed_by, addressed_in, cased_words, holds_name, is_noise_name,
+                             longest_names, self_named)
 from .builders import EntityResolver, SpeakerIn, TaggedIn, dictionary, dictionary_links, scope_of
 from .parts import Parts, check
 
@@ -156,11 +157,12 @@ def _speakers_around(store: Store, namespace: str, messages: Sequence[Message]) 
 def _addressed(messages: Sequence[Message], tagged: Sequence[Sequence[TaggedIn]], talking: dict[str | None, set[str]],
                resolver: EntityResolver) -> dict[str, str]:
     """Short forms of speakers' names in a batch -> the speaker each names. One that another
-    speaker writes ("Hey Mel!" to Melanie, "Thanks, Deb" to Deborah, "志强，你好" to 曹志强:
-    ``addressed_by``) is that speaker, in every turn of the batch, her own included ("你也可以叫我
-    志强"), and becomes an alias of hers, so later turns link it too: where the name is no
-    entity's yet (``_may_be_short``) and exactly one speaker of the turn's session (in the batch
-    or just before it) may be called so. On LoCoMo "Mel", "Deb", "Cal" and "Caro" had been four
+    speaker addresses someone by ("Hey Mel!" to Melanie, "Thanks, Deb" to Deborah, "志强，你好"
+    to 曹志强: ``addressed_in``, ``addressed_by``), or that she gives as her own ("You can call
+    me Mel", "你也可以叫我志强": ``self_named``), is that speaker, in every turn of the batch, and
+    becomes an alias of hers, so later turns link it too: where the name is no entity's yet (``_may_be_short``) and exactly one speaker of the
+    turn's session (in the batch or just before it) may be called so. A name only talked about
+    ("How's Chris doing?" to Christina) is not taken for her. On LoCoMo "Mel", "Deb", "Cal" and "Caro" had been four
     more people (58, 41, 25 and 2 turns) apart from the speakers they name, and on MemoryBank
     the AI's "志强" a person apart from the user 曹志强 (20 turns). A name only the speaker it may
     name writes stays apart ("my brother Max", said by Maxine), and one already known stays what
@@ -173,7 +175,8 @@ def _addressed(messages: Sequence[Message], tagged: Sequence[Sequence[TaggedIn]]
             if key in named or not _may_be_short(e, resolver):
                 continue
             longer = [n for n in named if addressed_by(key, n)]
-            if len(longer) == 1 and normalise_name(m.speaker or "") != longer[0]:
+            if len(longer) == 1 and (self_named(m.said, e.name) if normalise_name(m.speaker or "") == longer[0]
+                                     else addressed_in(m.said, e.name)):
                 called.setdefault(key, set()).add(named[longer[0]])
     return {key: names.pop() for key, names in called.items() if len(names) == 1}
 

@@ -338,6 +338,43 @@ def addressed_by(short: str, full: str) -> bool:
     return len(short) >= 3 and short.isascii() and short.isalpha() and first != short and first.startswith(short)
 
 
+_SET_OFF = ",，.!?。！？:：;；…~"
+_SENTENCE_END = re.compile(r"[.!?。！？\n]")
+
+
+def addressed_in(text: str, name: str) -> bool:
+    """Whether ``text`` speaks to someone called ``name``: the name set off by punctuation (or
+    the text's end) after it, and before it a comma, a sentence's start, or only greetings back
+    to one ("Hey Mel!", "Thanks, Deb", "Sounds great, Cal!", "你好，志强，", "好的志强。"); not a
+    name talked about ("How's Chris doing?", "I saw Chris yesterday")."""
+    for m in re.finditer(re.escape(name), text, flags=re.IGNORECASE):
+        after = text[m.end():].lstrip(" ")
+        if after and after[0] not in _SET_OFF:
+            continue
+        if m.start() and text[m.start() - 1].isascii() and text[m.start() - 1].isalnum():
+            continue  # inside a word
+        before = text[: m.start()].rstrip(" ")
+        if not before or before[-1] in _SET_OFF:
+            return True
+        head = _SENTENCE_END.split(before)[-1].replace(",", " ").replace("，", " ").split()
+        if head and all(normalise_name(w) in _NOISE for w in head):
+            return True
+    return False
+
+
+_CALL_ME = re.compile(r"(?:\bcall me|\bi go by|\bi'm|\bi am|\bit's|叫我|我叫|我是)\s*$", re.IGNORECASE)
+
+
+def self_named(text: str, name: str) -> bool:
+    """Whether the writer of ``text`` gives ``name`` as her own ("You can call me Mel.", "I'm
+    Deb!", "你也可以叫我志强，"): the name set off after it, as ``addressed_in`` reads it."""
+    for m in re.finditer(re.escape(name), text, flags=re.IGNORECASE):
+        after = text[m.end():].lstrip(" ")
+        if (not after or after[0] in _SET_OFF) and _CALL_ME.search(text[: m.start()]):
+            return True
+    return False
+
+
 def _by_suffix(pairs: list, k: int) -> str | None:
     """A place or an organisation by how the word (or the word with the one or two words before
     it) ends: 鼓浪屿, 绿禾公园, 北京大学; a bare 公园 or 大学 is none."""
