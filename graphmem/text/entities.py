@@ -325,9 +325,10 @@ def _chinese_name(word: str) -> bool:
 
 def addressed_by(short: str, full: str) -> bool:
     """Whether a person called ``full`` may be addressed as ``short`` (both normalised, ``short``
-    one word): the start of an English first name, three letters or more ("mel" of Melanie, not
-    "al" of Alice), or for a Chinese name its given name ("志强" of 曹志强, two characters or
-    more), 小 or 老 with the surname (小曹, 老曹), or the given name's last character twice (强强)."""
+    one word): the start of an English first name, two letters or more ("mel" of Melanie, "jo"
+    of Joanna), or for a Chinese name its given name ("志强" of 曹志强, two characters or more),
+    小 or 老 with the surname (小曹, 老曹), or the given name's last character twice (强强). Who
+    is spoken to by it decides (``addressed_in``): this only says who may be."""
     if not short or short == full:
         return False
     if _chinese_name(full):
@@ -335,7 +336,7 @@ def addressed_by(short: str, full: str) -> bool:
         given = full[len(surname):]
         return short in {"小" + surname, "老" + surname, given[-1] * 2} | ({given} if len(given) >= 2 else set())
     first = full.split()[0] if full.split() else ""
-    return len(short) >= 3 and short.isascii() and short.isalpha() and first != short and first.startswith(short)
+    return len(short) >= 2 and short.isascii() and short.isalpha() and first != short and first.startswith(short)
 
 
 _SET_OFF = ",，.!?。！？:：;；…~"
