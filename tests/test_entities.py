@@ -417,6 +417,10 @@ def test_duplicates_are_suggested_with_a_reason_and_maintain_merges_the_sure_one
     assert kept.name == "Ana Duarte" and "Ana" in kept.aliases and gmem.get_entity(ana).id == kept.id
     assert gmem.get_entity("Mel").name == "Melanie" and gmem.get_entity(mel_id).name == "Melanie"
     assert {e.name for e in gmem.list("entity")} >= {"Jon", "Jonathan"}
+    zh = {"namespace": "zh"}  # the AI speaks to 志强 before 曹志强 has spoken there
+    gmem.add_messages("d1", [{"role": "assistant", "content": "好的，志强，下次见！", "speaker": "AI"}], **zh)
+    gmem.add_messages("d1", [{"role": "user", "content": "你好，我叫曹志强。", "speaker": "曹志强"}], **zh)
+    assert [(s.merge_name, s.keep_name, s.sure) for s in gmem.suggest_merges(**zh)] == [("志强", "曹志强", True)]
 
 
 def test_a_person_named_by_first_name_before_their_full_name_is_one_person(gmem):

@@ -128,7 +128,8 @@ def _nicknames(store, namespace: str, live: Sequence[Entity], add) -> None:
             continue
         own = _names(longer[0])
         sure = "speaker" in longer[0].type_votes and not spoke and all(
-            m.session_id in heard and (normalise_name(m.speaker or "") not in own or self_named(m.said, short.name))
+            m.session_id in heard and (normalise_name(m.speaker or "") not in own or self_named(m.said, short.name)
+                                       or longer[0].name in m.said)  # "我叫曹志强": 志强 inside her own name
             for m in named) and any(addressed_in(m.said, short.name) for m in named if normalise_name(m.speaker or "") not in own)
         if short.type != "person" and not sure:
             continue
