@@ -156,17 +156,17 @@ def _speakers_around(store: Store, namespace: str, messages: Sequence[Message]) 
 
 def _addressed(messages: Sequence[Message], tagged: Sequence[Sequence[TaggedIn]], talking: dict[str | None, set[str]],
                resolver: EntityResolver) -> dict[str, str]:
-    """Short forms of speakers' names in a batch -> the speaker each names. One that another
-    speaker addresses someone by ("Hey Mel!" to Melanie, "Thanks, Deb" to Deborah, "志强，你好"
-    to 曹志强: ``addressed_in``, ``addressed_by``), or that she gives as her own ("You can call
-    me Mel", "你也可以叫我志强": ``self_named``), is that speaker, in every turn of the batch, and
-    becomes an alias of hers, so later turns link it too: where the name is no entity's yet (``_may_be_short``) and exactly one speaker of the
-    turn's session (in the batch or just before it) may be called so. A name only talked about
-    ("How's Chris doing?" to Christina) is not taken for her. On LoCoMo "Mel", "Deb", "Cal" and "Caro" had been four
-    more people (58, 41, 25 and 2 turns) apart from the speakers they name, and on MemoryBank
-    the AI's "志强" a person apart from the user 曹志强 (20 turns). A name only the speaker it may
-    name writes stays apart ("my brother Max", said by Maxine), and one already known stays what
-    it is (the nickname merge of ``merge_candidates`` covers those)."""
+    """Short forms of speakers' names in a batch -> the speaker each names: a name no entity
+    holds yet (``_may_be_short``) that exactly one speaker of the turn's session (in the batch
+    or the turns just before it) may be called (``addressed_by``), where another speaker speaks
+    to her by it ("Hey Mel!" to Melanie, "Thanks, Deb", "你好，志强": ``addressed_in``) or she
+    gives it as her own ("call me Mel", "你也可以叫我志强": ``self_named``). It names her in every
+    turn of the batch and becomes her alias, so later turns link it too. On LoCoMo "Mel",
+    "Deb", "Cal", "Caro", "Jo" and "Ev" had been people apart from the speakers they name (58,
+    41, 25, 2, 5 and 2 turns), on MemoryBank the AI's "志强" a person apart from the user 曹志强
+    (20 turns). A name talked about ("How's Chris doing?" to Christina) or one the speaker
+    writes of someone else ("my brother Max", by Maxine) stays apart, and one already known
+    stays what it is (``merge_candidates`` suggests, or ``maintain`` makes, the merge)."""
     called: dict[str, set[str]] = {}
     for m, ts in zip(messages, tagged):
         named = {normalise_name(s): s for s in talking[m.session_id]}
