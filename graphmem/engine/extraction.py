@@ -253,12 +253,17 @@ class ExtractionWorker(BackgroundWorker):
             if not self.claim(ns, session.id, self.owner):
                 self.held_elsewhere = True
                 continue
-            found = self.parts.store.get(ns, [session.id])
-            fresh = self._windows(ns, found[0], final) if found and isinstance(found[0], Session) else []
+            now = self._session(ns, session.id)
+            fresh = self._windows(ns, now, final) if now is not None else []
             if fresh:
                 return self._merged(fresh)
             self._give_back(ns, session.id, self.owner)
         return None
+
+    def _session(self, namespace: str, session_id: str) -> Session | None:
+        """The session as the store holds it now (None once forgotten)."""
+        found = self.parts.store.get(namespace, [session_id])
+        return found[0] if found and isinstance(found[0], Session) else None
 
     def _merged(self, windows: list[tuple[str, Session, int, int]]) -> tuple[str, Session, int, int]:
         ns, session, start, end = windows[0]
@@ -337,10 +342,10 @@ class ExtractionWorker(BackgroundWorker):
                 if not session.failed_windows:
                     continue
                 with self.leased(ns, session.id) as held:
-                    found = store.get(ns, [session.id]) if held else []
-                    if not found or not isinstance(found[0], Session):
+                    now = self._session(ns, session.id) if held else None
+                    if now is None:
                         continue
-                    for start, end in list(found[0].failed_windows):
+                    for start, end in list(now.failed_windows):
                         self.process(ns, session.id, start, end, retry=True)
                         done += 1
         return done
@@ -377,11 +382,10 @@ class ExtractionWorker(BackgroundWorker):
 
         def write() -> bool:
             with self.parts.write_lock:
-                found = store.get(namespace, [session_id])
-                if not found or not isinstance(found[0], Session):  # forgotten while the model was busy
+                session = self._session(namespace, session_id)
+                if session is None:  # forgotten while the model was busy
                     log.warning("session %s of %s is gone; window %d:%d dropped", session_id, namespace, start, end)
                     return False
-                session = found[0]
                 if retry:
                     gone = (start, end) not in {tuple(w) for w in session.failed_windows}
                 else:

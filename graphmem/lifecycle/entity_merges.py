@@ -109,8 +109,8 @@ def _nicknames(store, namespace: str, live: Sequence[Entity], add) -> None:
     or the org or thing the small model makes of a short first name, "Deb"), every turn naming
     it is in a session the other speaks in and another speaker's (or hers, giving it as her
     own: "call me 志强"), and one speaks to her by it ("Thanks, Deb": ``addressed_in``); a
-    store written before
-    that rule (or turn by turn, the short form first) is made one person by ``maintain``."""
+    store written before that rule (or turn by turn, the short form first) is made one person
+    by ``maintain``."""
     people = [e for e in live if e.type == "person"]
     for short in live:
         key = normalise_name(short.name)
@@ -127,10 +127,11 @@ def _nicknames(store, namespace: str, live: Sequence[Entity], add) -> None:
                 & {m.session_id for m in [*spoke, *named]}:
             continue
         own = _names(longer[0])
-        sure = "speaker" in longer[0].type_votes and not spoke and all(
-            m.session_id in heard and (normalise_name(m.speaker or "") not in own or self_named(m.said, short.name)
-                                       or longer[0].name in m.said)  # "我叫曹志强": 志强 inside her own name
-            for m in named) and any(addressed_in(m.said, short.name) for m in named if normalise_name(m.speaker or "") not in own)
+        hers = [m for m in named if normalise_name(m.speaker or "") in own]
+        others = [m for m in named if normalise_name(m.speaker or "") not in own]
+        sure = "speaker" in longer[0].type_votes and not spoke and all(m.session_id in heard for m in named) \
+            and all(self_named(m.said, short.name) or longer[0].name in m.said for m in hers) \
+            and any(addressed_in(m.said, short.name) for m in others)  # "我叫曹志强": 志强 inside her own name
         if short.type != "person" and not sure:
             continue
         add(longer[0], short, f"{short.name!r} may be a short form of {longer[0].name!r}: it starts that name and "

@@ -343,15 +343,20 @@ _SET_OFF = ",，.!?。！？:：;；…~"
 _SENTENCE_END = re.compile(r"[.!?。！？\n]")
 
 
+def _set_off_after(text: str, name: str) -> Iterator[re.Match]:
+    """Each occurrence of ``name`` in ``text`` followed by punctuation or the text's end."""
+    for m in re.finditer(re.escape(name), text, flags=re.IGNORECASE):
+        after = text[m.end():].lstrip(" ")
+        if not after or after[0] in _SET_OFF:
+            yield m
+
+
 def addressed_in(text: str, name: str) -> bool:
     """Whether ``text`` speaks to someone called ``name``: the name set off by punctuation (or
     the text's end) after it, and before it a comma, a sentence's start, or only greetings back
     to one ("Hey Mel!", "Thanks, Deb", "Sounds great, Cal!", "你好，志强，", "好的志强。"); not a
     name talked about ("How's Chris doing?", "I saw Chris yesterday")."""
-    for m in re.finditer(re.escape(name), text, flags=re.IGNORECASE):
-        after = text[m.end():].lstrip(" ")
-        if after and after[0] not in _SET_OFF:
-            continue
+    for m in _set_off_after(text, name):
         if m.start() and text[m.start() - 1].isascii() and text[m.start() - 1].isalnum():
             continue  # inside a word
         before = text[: m.start()].rstrip(" ")
@@ -369,11 +374,7 @@ _CALL_ME = re.compile(r"(?:\bcall me|\bi go by|\bi'm|\bi am|\bit's|叫我|我叫
 def self_named(text: str, name: str) -> bool:
     """Whether the writer of ``text`` gives ``name`` as her own ("You can call me Mel.", "I'm
     Deb!", "你也可以叫我志强，"): the name set off after it, as ``addressed_in`` reads it."""
-    for m in re.finditer(re.escape(name), text, flags=re.IGNORECASE):
-        after = text[m.end():].lstrip(" ")
-        if (not after or after[0] in _SET_OFF) and _CALL_ME.search(text[: m.start()]):
-            return True
-    return False
+    return any(_CALL_ME.search(text[: m.start()]) for m in _set_off_after(text, name))
 
 
 def _by_suffix(pairs: list, k: int) -> str | None:
