@@ -287,6 +287,13 @@ def test_relative_time_in_the_query_raises_items_from_then(gmem):
     ("上周三我做了什么", "2026-11-25T12:00", "2026-11-26T12:00"),
     ("三天前", "2026-11-27T12:00", "2026-11-29T12:00"),
     ("去年", "2025-11-30T12:00", "2024-09-01T12:00"),
+    ("What was Sam doing on December 4, 2023?", "2023-12-04T20:00", "2023-12-05T09:00"),
+    ("What did Jolene ask Deb to help with on 13 March, 2023?", "2023-03-13T09:00", "2023-03-12T20:00"),
+    ("What news did Evan share on 9th December 2023?", "2023-12-09T12:00", "2023-12-01T12:00"),
+    ("the 1st of September", "2026-09-01T12:00", "2025-09-01T12:00"),  # no year: the last one before now
+    ("what did I write on 2024-02-29", "2024-02-29T12:00", "2024-03-01T12:00"),
+    ("我2023年5月18日做了什么", "2023-05-18T12:00", "2023-05-19T12:00"),
+    ("五月十八号那天", "2026-05-18T12:00", "2026-05-01T12:00"),
 ])
 def test_time_span_resolves_english_and_chinese(query, inside, outside):
     now = datetime(2026, 11, 30, 15, tzinfo=timezone.utc)  # a Monday
@@ -294,6 +301,14 @@ def test_time_span_resolves_english_and_chinese(query, inside, outside):
     at = {k: datetime.fromisoformat(v).replace(tzinfo=timezone.utc) for k, v in (("in", inside), ("out", outside))}
     assert span is not None and span[0] <= at["in"] < span[1] and not span[0] <= at["out"] < span[1]
     assert time_span("what is my favourite colour", now) is None
+
+
+def test_a_number_after_may_is_a_date_only_when_it_reads_as_one():
+    now = datetime(2026, 11, 30, 15, tzinfo=timezone.utc)
+    assert time_span("I may 3D print it", now) is None
+    assert time_span("two of us may 2 people bring", now) is None
+    assert time_span("what happened on May 2nd", now)[0] == datetime(2026, 5, 2, tzinfo=timezone.utc)
+    assert time_span("on February 30, 2023", now)[0] == datetime(2023, 2, 1, tzinfo=timezone.utc)  # no such day: the month
 
 
 def _window() -> list[Message]:

@@ -1,5 +1,5 @@
-"""Relative time in a query ("two months ago", "last Wednesday", "上周", "in May 2023")
-resolved to a span of time around a reference date, for time-aware recall. English and Chinese;
+"""Time in a query ("two months ago", "last Wednesday", "上周", "in May 2023", "on 30 August,
+2023", "2023年5月18日") resolved to a span of time around a reference date, for time-aware recall. English and Chinese;
 no model, a handful of patterns. Unknown phrasing resolves to nothing, never to a guess."""
 
 from __future__ import annotations
@@ -23,6 +23,14 @@ _AGO = re.compile(r"\b(\d+|a couple of|a few|several|an?|one|two|three|four|five
 _LAST_UNIT = re.compile(r"\b(last|past|previous)\s+(week|month|year|weekend)\b")
 _LAST_DAY = re.compile(r"\b(last|this|on)\s+(" + "|".join(_DAYS) + r")\b")
 _MONTH = re.compile(r"\b(?:in|during|on|of|since)\s+(" + "|".join(_MONTHS) + r")(?:\s*,?\s*(\d{4}))?\b")
+_MONTH_RE = "|".join(_MONTHS)
+# a day of a month: "March 16, 2022", "16 March 2022", "the 1st of September", "2023-05-18"; "may"
+# is a month only with an ordinal suffix or a year after its day ("may 2 people come" is no date)
+_DATE = re.compile(rf"\b(?:(?P<m1>{_MONTH_RE})\s+(?P<d1>\d{{1,2}})(?P<o1>st|nd|rd|th)?"
+                   rf"|(?:the\s+)?(?P<d2>\d{{1,2}})(?P<o2>st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_MONTH_RE}))"
+                   r"(?:\s*,?\s*(?P<y>\d{4}))?(?![\w-])")
+_ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_ZH_DATE = re.compile(r"(?:(\d{4})年)?(\d{1,2}|[一二三四五六七八九十]+)月(\d{1,2}|[一二三四五六七八九十]+)[日号]")
 _ZH_AGO = re.compile(r"(\d+|[一两二三四五六七八九十几]+)\s*(个星期|星期|个月|天|日|周|月|年)(?:之|以)?前")
 _ZH_LAST_DAY = re.compile(r"(上|这)(?:个)?(?:周|星期|礼拜)([一二三四五六日天])")
 _ZH_MONTH = re.compile(r"(?:(\d{4})年)?(\d{1,2}|[一二三四五六七八九十]+)月(?!份?前)")
@@ -52,6 +60,34 @@ def _around(center: datetime, unit: str) -> tuple[datetime, datetime]:
     return center - half, center + half
 
 
+def _date(year: int | None, month: int, day: int, now: datetime) -> tuple[datetime, datetime] | None:
+    """The day ``day`` of ``month`` (of ``year``, else the last one not after ``now``); the
+    month where it has no such day ("February 30, 2023"); None for no month."""
+    if not 1 <= month <= 12:
+        return None
+    if year is None:
+        year = now.year if (month, day) <= (now.month, now.day) else now.year - 1
+    try:
+        return _day_span(datetime(year, month, day, tzinfo=now.tzinfo))
+    except ValueError:
+        start, end = _month_span(year, month)
+        return start.replace(tzinfo=now.tzinfo), end.replace(tzinfo=now.tzinfo)
+
+
+def _explicit_date(query: str, q: str, now: datetime) -> tuple[datetime, datetime] | None:
+    """A day the query names by its date, in English or Chinese."""
+    if m := _ISO_DATE.search(q):
+        return _date(int(m.group(1)), int(m.group(2)), int(m.group(3)), now)
+    for m in _DATE.finditer(q):
+        name, day, suffix = (m["m1"], m["d1"], m["o1"]) if m["m1"] else (m["m2"], m["d2"], m["o2"])
+        if name == "may" and not (suffix or m["y"]):
+            continue
+        return _date(int(m["y"]) if m["y"] else None, _MONTHS.index(name) + 1, int(day), now)
+    if m := _ZH_DATE.search(query):
+        return _date(int(m.group(1)) if m.group(1) else None, _zh_int(m.group(2)), _zh_int(m.group(3)), now)
+    return None
+
+
 def _month_span(year: int, month: int) -> tuple[datetime, datetime]:
     start = datetime(year, month, 1, tzinfo=None)
     end = datetime(year + (month == 12), month % 12 + 1, 1)
@@ -62,6 +98,8 @@ def time_span(query: str, now: datetime) -> tuple[datetime, datetime] | None:
     """The span of time the query refers to, relative to ``now`` (tz kept), or None."""
     q = query.casefold()
     tz = now.tzinfo
+    if day := _explicit_date(query, q, now):
+        return day
     if re.search(r"\byesterday\b|昨天|昨日", q):
         return _day_span(now - timedelta(days=1))
     if re.search(r"前天", q):
