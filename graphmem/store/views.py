@@ -24,12 +24,15 @@ _PLAIN = ("importance", "confidence", "keywords", "entities", "session_id", "seq
 
 
 @lru_cache(maxsize=None)
-def _fields(kind: str) -> tuple[tuple[str, Any], ...]:
+def _fields(kind: str) -> tuple[tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...], tuple[tuple[str, Any], ...]]:
     """The fields of ``kind`` a view holds, each with its default (a record written before a
-    field existed reads as the model would read it)."""
+    field existed reads as the model would read it): its times, its plain values, and its
+    status and supersession (each read in its own way)."""
     model = NODE_TYPES[kind].model_fields
-    return tuple((name, model[name].get_default(call_default_factory=True))
-                 for name in (*_TIMES, *_PLAIN, "status", "superseded_by") if name in model)
+
+    def of(names: tuple[str, ...]) -> tuple[tuple[str, Any], ...]:
+        return tuple((name, model[name].get_default(call_default_factory=True)) for name in names if name in model)
+    return of(_TIMES), of(_PLAIN), of(("status", "superseded_by"))
 
 
 def _time(value: Any) -> datetime | None:
@@ -47,16 +50,20 @@ class RecordView:
     def __init__(self, kind: str, data: str, node_id: str, access_count: int | None, last_accessed_at: Any,
                  pending: tuple[int, Any] | None) -> None:
         payload = json.loads(data)
+        get = payload.get
         values = self.__dict__
-        for name, default in _fields(kind):
-            value = payload.get(name, default)
-            if name in _TIMES:
-                value = _time(value)
-            elif name == "status":
-                value = Status(value)
-            elif name == "superseded_by" and value is not None:
-                value = SupersededBy.model_validate(value, context={"stored": True})
-            values[name] = value
+        times, plain, states = _fields(kind)
+        for name, default in times:
+            value = get(name, default)
+            values[name] = value if value is None else _time(value)
+        for name, default in plain:
+            values[name] = get(name, default)
+        for name, default in states:
+            value = get(name, default)
+            if name == "status":
+                values[name] = Status(value)
+            else:  # superseded_by
+                values[name] = value if value is None else SupersededBy.model_validate(value, context={"stored": True})
         if kind == "message":
             values["confidence"] = 1.0  # as ``Message`` reads every turn
         values["kind"], values["id"] = kind, node_id
