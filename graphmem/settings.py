@@ -80,7 +80,8 @@ class RecallOptions(BaseModel):
                                  "relative to a memory's (0: none; on LoCoMo turns mostly name the person they are "
                                  "addressed to, and counting them cost recall)")
     superseded_turns: float = Field(default=0.5, ge=0, le=1, description="relevance factor of a turn or episode that "
-                                    "states a value a later memory superseded (it ranks below the current fact)")
+                                    "states a value a correction superseded (it ranks below the current fact); a "
+                                    "supersession extraction inferred only annotates it")
     time_boost: float = Field(default=0.1, ge=0, le=1, description="relevance added to items from the time the query "
                               "names (\"last week\", \"上周\", \"on 30 August, 2023\"; 0: off)")
     feedback: float = Field(default=1.0, ge=0, le=4, description="pseudo-relevance feedback: weight of the best hit's vector "

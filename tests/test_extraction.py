@@ -16,7 +16,7 @@ from graphmem.lifecycle.rules import Fact, decide
 from graphmem.extract.extractors import MEMORIES_END, InvalidOutput, extract_window
 from graphmem.extract.schema import parse_wire
 from graphmem.models import EdgeType, MemoryRecord, Message, Status
-from graphmem.settings import Settings
+from graphmem.settings import RecallFilter, RecallOptions, Settings
 from graphmem.text import keywords
 
 from graphmem.scripts.sample import SESSIONS, ingest, session_messages
@@ -242,6 +242,14 @@ def test_changed_preference_supersedes_and_repeated_fact_merges(recorded):
     assert stated and all(t.superseded_by.memory_id == julia.id for t in stated)  # the old turn says it was replaced
     hits = [s.item.id for s in mem.recall("Which language does Maya prefer for analysis?", k=5)]
     assert julia.id in hits and history.supersedes[0].id not in hits
+    # the model's reading that the value changed annotates the old turn but does not bury it: a
+    # turn is the sure record of what was said, and a wrong supersession must not hide evidence
+    assert all(t.superseded_by.inferred for t in stated)
+    asked = "What did Maya say about Python?"
+    ranked = {s.item.id: s for s in mem.recall(asked, k=20, layers=["message"], filter=RecallFilter.READ_ONLY)}
+    undamped = {s.item.id: s for s in mem.recall(asked, k=20, layers=["message"], filter=RecallFilter.READ_ONLY,
+                                                 options=RecallOptions(superseded_turns=1.0))}
+    assert all(ranked[t.id].breakdown.relevance == undamped[t.id].breakdown.relevance for t in stated)
     allergies = [r for r in mem.list("memory", limit=100) if r.predicate == "allergic_to" and "Maya" in r.subject]
     assert len(allergies) == 1  # said twice, stored once
     assert {i.rsplit("-", 1)[0] for i in allergies[0].source_message_ids} == {"en-profile", "en-change"}

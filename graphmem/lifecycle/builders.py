@@ -314,12 +314,13 @@ class GraphBuilder:
         return retired, ended
 
     def mark_derived(self, namespace: str, old: MemoryRecord, new: MemoryRecord, now: datetime,
-                     pending: dict[str, Node] | None = None) -> list[Node]:
+                     pending: dict[str, Node] | None = None, inferred: bool = False) -> list[Node]:
         """The turns ``old`` was derived from, the episode that produced it and the other turns of
         that window that restate its value, marked ``superseded_by`` ``new``: they state the old
-        value, so recall ranks them lower and context annotates them. Turns ``new`` also cites
-        are left alone (they say the new value). ``pending`` holds nodes of the same batch,
-        which are marked instead of their stored copy."""
+        value, so context annotates them (and recall ranks them lower, unless the change was
+        ``inferred`` by the model: ``SupersededBy``). Turns ``new`` also cites are left alone
+        (they say the new value). ``pending`` holds nodes of the same batch, which are marked
+        instead of their stored copy."""
         pending = pending or {}
 
         def load(ids: Sequence[str]) -> dict[str, Node]:
@@ -340,7 +341,8 @@ class GraphBuilder:
                  for i, _ in self.store.keyword_search(namespace, kind, said, RESTATING_K, [Status.active])}
         found -= {*nodes, *new.source_message_ids}
         nodes |= {n.id: n for n in load(sorted(found)).values() if _states_old_value(n, old, new)}
-        mark = SupersededBy(memory_id=new.id, at=min(new.valid_at or now, now), text=new.text)  # when it changed
+        mark = SupersededBy(memory_id=new.id, at=min(new.valid_at or now, now), text=new.text,  # when it changed
+                            inferred=inferred)
         return [n.model_copy(update={"superseded_by": mark, "updated_at": now})
                 for n in nodes.values() if isinstance(n, (Message, Episode))]
 

@@ -215,7 +215,8 @@ class WindowFolder:
 
         for old, new in replaced:  # the turns and episode that stated the old value say so now
             at = {n.id: i for i, n in enumerate(out.nodes)}
-            for node in self.builder.mark_derived(namespace, old, new, now, {i: out.nodes[j] for i, j in at.items()}):
+            for node in self.builder.mark_derived(namespace, old, new, now, {i: out.nodes[j] for i, j in at.items()},
+                                                  inferred=True):
                 if node.id in at:
                     out.nodes[at[node.id]] = node
                 else:

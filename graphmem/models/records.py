@@ -131,13 +131,16 @@ class Scope(Model):
 
 class SupersededBy(Model):
     """On a turn or episode that states a value a later memory replaced: which memory, since
-    when the new value holds (its ``valid_at``) and what holds now (its text), so recall ranks
-    the turn lower and context annotates it."""
+    when the new value holds (its ``valid_at``) and what holds now (its text), so context
+    annotates it. A correction (``update``) also ranks the turn lower; the model's reading that
+    a value changed (``inferred``: extraction's supersession) only annotates it: a turn is the
+    sure record of what was said, and a wrong inference must not bury it."""
 
     model_config = ConfigDict(extra="forbid", json_schema_serialization_defaults_required=True)
     memory_id: str
     at: UTCDateTime
     text: Text
+    inferred: bool = False
 
 
 class Session(Record):

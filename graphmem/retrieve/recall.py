@@ -373,11 +373,13 @@ class Recaller:
                 extra = context.get(node_id, 0.0)
                 if ask.span is not None and within(rec, ask.span):
                     extra += options.time_boost
-                stale = rec.value_of("superseded_by") is not None and as_of is None
+                mark = rec.value_of("superseded_by")
+                # a corrected value ranks below the correction; the model's inference only annotates
+                stale = mark is not None and not mark.inferred and as_of is None
                 damp = options.superseded_turns if stale else 1.0
                 breakdown = score(rec, semantic=c.semantic or 0.0, keyword=kw, graph=c.graph, now=ask.now,
                                   options=options, context=extra, damp=damp, rest=rest.get(node_id))
-                cap = current.get(rec.superseded_by.memory_id) if stale else None
+                cap = current.get(mark.memory_id) if stale else None
                 if cap is not None and breakdown.relevance > cap:
                     breakdown = score(rec, semantic=c.semantic or 0.0, keyword=kw, graph=c.graph, now=ask.now,
                                       options=options, context=extra, damp=damp * cap / breakdown.relevance,

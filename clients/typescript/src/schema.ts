@@ -2124,8 +2124,10 @@ export interface components {
         /**
          * SupersededBy
          * @description On a turn or episode that states a value a later memory replaced: which memory, since
-         *     when the new value holds (its ``valid_at``) and what holds now (its text), so recall ranks
-         *     the turn lower and context annotates it.
+         *     when the new value holds (its ``valid_at``) and what holds now (its text), so context
+         *     annotates it. A correction (``update``) also ranks the turn lower; the model's reading that
+         *     a value changed (``inferred``: extraction's supersession) only annotates it: a turn is the
+         *     sure record of what was said, and a wrong inference must not bury it.
          */
         SupersededBy: {
             /** Memory Id */
@@ -2137,6 +2139,11 @@ export interface components {
             at: string;
             /** Text */
             text: string;
+            /**
+             * Inferred
+             * @default false
+             */
+            inferred: boolean;
         };
         /**
          * Tenant
