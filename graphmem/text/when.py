@@ -1,6 +1,7 @@
 """Time in a query ("two months ago", "last Wednesday", "上周", "in May 2023", "on 30 August,
-2023", "2023年5月18日") resolved to a span of time around a reference date, for time-aware recall. English and Chinese;
-no model, a handful of patterns. Unknown phrasing resolves to nothing, never to a guess."""
+2023", "2023年5月18日") resolved to a span of time around a reference date, for time-aware
+recall. English and Chinese; no model, a handful of patterns. Unknown phrasing resolves to
+nothing, never to a guess."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ _AGO = re.compile(r"\b(\d+|a couple of|a few|several|an?|one|two|three|four|five
                   r"twelve)\s+(day|week|month|year)s?\s+ago\b")
 _LAST_UNIT = re.compile(r"\b(last|past|previous)\s+(week|month|year|weekend)\b")
 _LAST_DAY = re.compile(r"\b(last|this|on)\s+(" + "|".join(_DAYS) + r")\b")
-_MONTH = re.compile(r"\b(?:in|during|on|of|since)\s+(" + "|".join(_MONTHS) + r")(?:\s*,?\s*(\d{4}))?\b")
 _MONTH_RE = "|".join(_MONTHS)
+_MONTH = re.compile(r"\b(?:in|during|on|of|since)\s+(" + _MONTH_RE + r")(?:\s*,?\s*(\d{4}))?\b")
 # a day of a month: "March 16, 2022", "16 March 2022", "the 1st of September", "2023-05-18"; "may"
 # is a month only with an ordinal suffix or a year after its day ("may 2 people come" is no date)
 _DATE = re.compile(rf"\b(?:(?P<m1>{_MONTH_RE})\s+(?P<d1>\d{{1,2}})(?P<o1>st|nd|rd|th)?"
