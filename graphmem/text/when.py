@@ -6,7 +6,7 @@ nothing, never to a guess."""
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 
 _NUM = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
         "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a couple of": 2, "a few": 3, "several": 3}
@@ -71,8 +71,7 @@ def _date(year: int | None, month: int, day: int, now: datetime) -> tuple[dateti
     try:
         return _day_span(datetime(year, month, day, tzinfo=now.tzinfo))
     except ValueError:
-        start, end = _month_span(year, month)
-        return start.replace(tzinfo=now.tzinfo), end.replace(tzinfo=now.tzinfo)
+        return _month_span(year, month, now.tzinfo)
 
 
 def _explicit_date(query: str, q: str, now: datetime) -> tuple[datetime, datetime] | None:
@@ -89,10 +88,8 @@ def _explicit_date(query: str, q: str, now: datetime) -> tuple[datetime, datetim
     return None
 
 
-def _month_span(year: int, month: int) -> tuple[datetime, datetime]:
-    start = datetime(year, month, 1, tzinfo=None)
-    end = datetime(year + (month == 12), month % 12 + 1, 1)
-    return start, end
+def _month_span(year: int, month: int, tz: tzinfo | None) -> tuple[datetime, datetime]:
+    return datetime(year, month, 1, tzinfo=tz), datetime(year + (month == 12), month % 12 + 1, 1, tzinfo=tz)
 
 
 def time_span(query: str, now: datetime) -> tuple[datetime, datetime] | None:
@@ -133,12 +130,10 @@ def time_span(query: str, now: datetime) -> tuple[datetime, datetime] | None:
     if m := _MONTH.search(q):
         month = _MONTHS.index(m.group(1)) + 1
         year = int(m.group(2)) if m.group(2) else (now.year if month <= now.month else now.year - 1)
-        start, end = _month_span(year, month)
-        return start.replace(tzinfo=tz), end.replace(tzinfo=tz)
+        return _month_span(year, month, tz)
     if m := _ZH_MONTH.search(query):
         month = _zh_int(m.group(2))
         if 1 <= month <= 12:
             year = int(m.group(1)) if m.group(1) else (now.year if month <= now.month else now.year - 1)
-            start, end = _month_span(year, month)
-            return start.replace(tzinfo=tz), end.replace(tzinfo=tz)
+            return _month_span(year, month, tz)
     return None
