@@ -254,6 +254,28 @@ def test_the_graph_walk_from_the_names_a_query_holds(store):
     assert store.walk("b", ["ann"], 2, 100) == composed(store, "b", ["ann"], 2, 100) and not store.walk("b", ["ann"], 2, 100).entities
 
 
+def test_the_walk_starts_from_the_longest_names_the_query_holds(store):
+    """A name inside a longer one the query names is not a second start: "Alice Chen" is not
+    also the Alice Wang whose alias "alice" is, nor the Quinn Chen of "chen"; a rejected
+    entity's name hides none."""
+    from graphmem.store.layers import walk as composed
+    from graphmem.text.entities import name_grams
+
+    wang = Entity(namespace="a", name="Alice Wang", aliases=["Alice", "Wang"])  # the oldest "alice"
+    chen = Entity(namespace="a", name="Alice Chen", aliases=["Chen"])
+    quinn = Entity(namespace="a", name="Quinn Chen", aliases=["Quinn"])
+    bob, cat = Entity(namespace="a", name="Bob"), Entity(namespace="a", name="Cat")
+    nope = Entity(namespace="a", name="Does Alice", feedback="rejected")
+    store.put("a", [wang, chen, quinn, bob, cat, nope])
+    store.add_edges("a", [Relation(namespace="a", source_id=chen.id, predicate="manages", target_id=bob.id).to_edge(),
+                          Relation(namespace="a", source_id=wang.id, predicate="manages", target_id=cat.id).to_edge()])
+    for walk in (store.walk, lambda *a: composed(store, *a)):
+        w = walk("a", name_grams("What does Alice Chen prefer?"), 2, 100)
+        assert [e.id for e in w.entities] == [chen.id] and w.hops == {chen.id: 0, bob.id: 1}
+        w = walk("a", name_grams("Does Alice know Quinn?"), 2, 100)
+        assert {e.id for e in w.entities} == {wang.id, quinn.id} and cat.id in w.hops and bob.id not in w.hops
+
+
 def test_mention_counts_say_how_much_of_the_namespace_is_about_an_entity(store):
     """MENTIONS into the entity and SAID out of it, whatever the node's kind; the walk carries
     the counts of the entities named."""

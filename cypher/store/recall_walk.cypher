@@ -1,7 +1,8 @@
 // purpose: recall's graph walk in one read: the entities the query names (the oldest of each
 //          normalised name or alias), then up to $depth rings of RELATES_TO neighbours (either
 //          direction, nearest first, at most $limit entities in all; rejected entities start
-//          no walk), and the relations from the named entities to the first ring that still
+//          no walk), which name found which entity ($norms as matched: the caller keeps the
+//          longest names and asks again when a shorter one was inside a longer), and the relations from the named entities to the first ring that still
 //          hold (they name and score the first hop), and how many nodes mention each named
 //          entity or were said by it (as mention_counts.cypher)
 // params:  $namespace (string), $norms (list<string>): normalised names, $depth (int, 0-3),
@@ -13,9 +14,9 @@ CALL () {
   MATCH (n:Record {namespace: $namespace, id: x.entity_id})
   WITH x.norm AS norm, x.entity_id AS id, n ORDER BY id
   WITH norm, collect(n)[0] AS n
-  RETURN collect(DISTINCT n) AS named
+  RETURN collect(DISTINCT n) AS named, collect([norm, n.id]) AS hits
 }
-WITH named, [n IN named WHERE coalesce(n.feedback, '') <> 'rejected'] AS seeds
+WITH named, hits, [n IN named WHERE coalesce(n.feedback, '') <> 'rejected'] AS seeds
 CALL (seeds) {
   UNWIND CASE WHEN $depth >= 1 AND $limit > size(seeds) THEN seeds ELSE [] END AS a
   MATCH (a)-[:RELATES_TO]-(b:Entity)
@@ -23,7 +24,7 @@ CALL (seeds) {
   WITH DISTINCT b LIMIT $limit
   RETURN collect(b) AS found
 }
-WITH named, seeds, found[..CASE WHEN $limit > size(seeds) THEN $limit - size(seeds) ELSE 0 END] AS ring1
+WITH named, hits, seeds, found[..CASE WHEN $limit > size(seeds) THEN $limit - size(seeds) ELSE 0 END] AS ring1
 CALL (seeds, ring1) {
   UNWIND CASE WHEN $depth >= 2 AND $limit > size(seeds) + size(ring1) THEN ring1 ELSE [] END AS a
   MATCH (a)-[:RELATES_TO]-(b:Entity)
@@ -31,8 +32,8 @@ CALL (seeds, ring1) {
   WITH DISTINCT b LIMIT $limit
   RETURN collect(b) AS found
 }
-WITH named, seeds, ring1, size(seeds) + size(ring1) AS held, found
-WITH named, seeds, ring1, found[..CASE WHEN $limit > held THEN $limit - held ELSE 0 END] AS ring2
+WITH named, hits, seeds, ring1, size(seeds) + size(ring1) AS held, found
+WITH named, hits, seeds, ring1, found[..CASE WHEN $limit > held THEN $limit - held ELSE 0 END] AS ring2
 CALL (seeds, ring1, ring2) {
   UNWIND CASE WHEN $depth >= 3 AND $limit > size(seeds) + size(ring1) + size(ring2) THEN ring2 ELSE [] END AS a
   MATCH (a)-[:RELATES_TO]-(b:Entity)
@@ -40,8 +41,8 @@ CALL (seeds, ring1, ring2) {
   WITH DISTINCT b LIMIT $limit
   RETURN collect(b) AS found
 }
-WITH named, seeds, ring1, ring2, size(seeds) + size(ring1) + size(ring2) AS held, found
-WITH named, seeds, ring1, ring2, found[..CASE WHEN $limit > held THEN $limit - held ELSE 0 END] AS ring3
+WITH named, hits, seeds, ring1, ring2, size(seeds) + size(ring1) + size(ring2) AS held, found
+WITH named, hits, seeds, ring1, ring2, found[..CASE WHEN $limit > held THEN $limit - held ELSE 0 END] AS ring3
 CALL (seeds, ring1) {
   UNWIND seeds AS a
   MATCH (a)-[r:RELATES_TO]-(b:Entity)
@@ -49,6 +50,6 @@ CALL (seeds, ring1) {
   WITH a, r, b ORDER BY r.created_at
   RETURN collect([b.id, a.id, r.predicate, r.key, startNode(r) = a]) AS first
 }
-RETURN [n IN named | [n.kind, n.data, n.access_count, toString(n.last_accessed_at), n.id, [n.retiring, n.retire_data]]] AS rows,
+RETURN [n IN named | [n.kind, n.data, n.access_count, toString(n.last_accessed_at), n.id, [n.retiring, n.retire_data]]] AS rows, hits,
        [[n IN ring1 | n.id], [n IN ring2 | n.id], [n IN ring3 | n.id]] AS rings, first,
        [n IN seeds | [n.id, COUNT { (n)<-[:MENTIONS]-() } + COUNT { (n)-[:SAID]->() }]] AS mentions

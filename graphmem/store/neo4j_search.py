@@ -13,10 +13,10 @@ import numpy as np
 
 from ..models import LAYERS, Entity, Node, NodeKind, Status
 from ..text import MAX_QUERY_TERMS, query_terms
-from ..text.entities import normalised
+from ..text.entities import Normalised, normalised
 from .base import VECTOR_KINDS, first_named, named_lists, scope_token, unit_query
 from .cypher import LABELS
-from .layers import LayerAsk, LayerHits, Walked, evidence, first_step, rank_graph
+from .layers import LayerAsk, LayerHits, Walked, evidence, first_step, named_longest, rank_graph
 from .neo4j_rows import READ_CHUNK as _READ_CHUNK
 from .neo4j_rows import chunks as _chunks
 from .neo4j_rows import lucene_term as _lucene_term
@@ -156,7 +156,11 @@ class SearchMixin:
         if not norms:
             return Walked([], {}, {})
         (row,) = self._read("recall_walk", namespace=namespace, norms=norms, depth=depth, limit=limit)
-        entities = [e for e in self._hydrate(row["rows"], namespace) if e.feedback != "rejected"]
+        by_id = {e.id: e for e in self._hydrate(row["rows"], namespace)}
+        kept = named_longest({norm: [by_id[i]] for norm, i in row["hits"] if i in by_id})
+        entities = [e for e in by_id.values() if e.feedback != "rejected"]
+        if {e.id for e in entities} != {e.id for e in kept.values()}:  # a name inside a longer one: the walk again
+            return self.walk(namespace, Normalised(kept), depth, limit) if kept else Walked([], {}, {})
         hops = {e.id: 0 for e in entities}
         for hop, ring in enumerate(row["rings"], start=1):
             hops.update((e, hop) for e in ring if e not in hops)
