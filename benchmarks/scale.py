@@ -12,8 +12,11 @@ Neo4j ``neo4j_exact_below`` above any size) answers the same questions: its cont
 the recall of the index's vector top 10 and top 50 against its exact ones. Neo4j runs against
 the server the settings name (``GRAPHMEM_NEO4J_URI``, ...) in the namespace ``scale``, which it
 empties first and drops at the end (``--keep`` leaves it, ``--reuse`` measures it again
-without writing). Prints a table and writes a PNG of latency against size to
---out.
+without writing; the embedded store does the same in ``--dir``). Prints a table and writes a PNG
+of latency against size to --out.
+
+    python benchmarks/scale.py --sizes 1000000 --backends embedded --embed-cache --dir D --keep
+    python benchmarks/scale.py --sizes 1000000 --backends embedded --dir D --keep --reuse
 
 Neo4j's exact scan reads every vector property on the server (~3 s a context at 100k), so above
 ``--neo4j-exact-contexts`` memories its exact-scan contexts are not timed, and its recall is
@@ -143,8 +146,8 @@ def run(backend: str, sizes: list[int], args: argparse.Namespace, tmp: Path) -> 
 
     mem = open_memory(exact=False)
     written = RepeatCache(mem.embedder, args.embed_cache)
-    reuse = backend == "neo4j" and args.reuse and mem.store.has_namespace("scale")
-    if backend == "neo4j" and mem.store.has_namespace("scale") and not reuse:
+    reuse = args.reuse and mem.store.has_namespace("scale")
+    if mem.store.has_namespace("scale") and not reuse:
         mem.store.delete_namespace("scale")
     rows, have = [], 0
     for size in sorted(sizes):
@@ -188,7 +191,7 @@ def run(backend: str, sizes: list[int], args: argparse.Namespace, tmp: Path) -> 
                      float(np.percentile(exact_ms, 50)), float(np.percentile(exact_ms, 95)), at10, at50, peak, server,
                      disk))
         print(f"{backend} {size:,} done", file=sys.stderr, flush=True)
-    if backend == "neo4j" and not args.keep:
+    if not args.keep and (backend == "neo4j" or args.dir is not None):
         mem.store.delete_namespace("scale")
     mem.close()
     return rows
@@ -208,15 +211,18 @@ def main() -> None:
     ap.add_argument("--embed-cache", action="store_true",
                     help="embed each distinct sentence once (the synthetic memories repeat sentences)")
     ap.add_argument("--keep", action="store_true",
-                    help="leave the Neo4j namespace 'scale' in place (for benchmarks/neo4j_profile.py)")
+                    help="leave the namespace 'scale' in place (Neo4j: for benchmarks/neo4j_profile.py; embedded: in --dir)")
     ap.add_argument("--reuse", action="store_true",
-                    help="Neo4j: measure a namespace a --keep run left (one size, the one it holds) without writing it again")
+                    help="measure a namespace a --keep run left (one size, the one it holds) without writing it again")
+    ap.add_argument("--dir", type=Path, help="the embedded store's directory (default: a temporary one, removed)")
     ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out")
     args = ap.parse_args()
     rows = []
+    if args.dir is not None:
+        args.dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="graphmem-scale-") as tmp:
         for backend in args.backends:
-            rows += run(backend, args.sizes, args, Path(tmp))
+            rows += run(backend, args.sizes, args, args.dir or Path(tmp))
 
     def num(value: float, form: str) -> str:
         return "-" if value != value else format(value, form)
