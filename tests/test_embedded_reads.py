@@ -77,6 +77,28 @@ def test_a_name_everywhere_is_searched_with_its_other_terms_together(tmp_path, m
     s.close()
 
 
+def test_a_name_in_more_documents_than_the_budget_costs_what_the_budget_would(tmp_path, monkeypatch):
+    """Where even the rarest term matches more than the budget: the rarest terms together
+    first, then all but the commonest of them while two are left ("Priya Yilmaz" where none
+    says "prefer"), then the rarest term's newest documents, never all of them."""
+    from graphmem.store import embedded_parts
+
+    monkeypatch.setattr(embedded_parts, "KEYWORD_DOC_BUDGET", 20)
+    s = EmbeddedStore(tmp_path / "s.db")
+    s.init(embedder="test-embedder", dim=4)
+    texts = ([f"Omar Yilmaz filed report {i}" for i in range(105)] + [f"Priya Yilmaz wrote note {i}" for i in range(5)]
+             + [f"Carol Diaz prefers tea {i}" for i in range(150)] + [f"Dan Ito planted tree {i}" for i in range(125)]
+             + [f"Priya Smith booked room {i}" for i in range(115)])
+    recs = [MemoryRecord(namespace="a", text=t) for t in texts]
+    s.put("a", recs)
+    top5 = s.keyword_search("a", "memory", "What does Priya Yilmaz prefer?", 5, [Status.active])
+    assert {i for i, _ in top5} == {r.id for r in recs[105:110]}  # no memory says all three words
+    newest = {r.id for r in recs[-20:]}  # of the 120 that say "Priya"
+    top10 = s.keyword_search("a", "memory", "Priya", 10, [Status.active])
+    assert len(top10) == 10 and {i for i, _ in top10} <= newest
+    s.close()
+
+
 def test_a_kind_that_fills_the_file_is_ranked_without_its_scope_token(tmp_path, monkeypatch):
     """One tenant's memories are most of the file: their keyword top-k is read from the
     file-wide ranking (the scope token ANDed in walks a doclist as long as the kind), and is
@@ -100,7 +122,7 @@ def test_a_kind_that_fills_the_file_is_ranked_without_its_scope_token(tmp_path, 
 
     answered = []
     real = embedded_parts._in_scope
-    monkeypatch.setattr(embedded_parts, "_in_scope", lambda *a: answered.append((a[-1], real(*a))) or answered[-1][1])
+    monkeypatch.setattr(embedded_parts, "_in_scope", lambda *a: answered.append((a[5], real(*a))) or answered[-1][1])
     scopes = [scope_token("a", "memory", Status.active.value)]
     for query, k in [("tea rust", 10), ("coffee oslo chess", 25), ("hiking", 50), ("paris go", 5), ("quartz opal", 3)]:
         terms = query_terms(query)
