@@ -107,10 +107,10 @@ class Ann:
         if emptied:
             self.index.remove(np.asarray(emptied, dtype=np.uint64))
 
-    def search(self, query: np.ndarray, n: int) -> list[str]:
-        """The ids of the ``n`` nearest graph nodes (more ids than ``n`` where vectors repeat)."""
+    def search(self, query: np.ndarray, n: int) -> list[list[str]]:
+        """The ``n`` nearest graph nodes, each as the ids holding its vector."""
         found = self.index.search(query, n, threads=1)
-        return [i for k in found.keys.tolist() for i in self.ids[k]]
+        return [self.ids[k] for k in found.keys.tolist()]
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
