@@ -15,6 +15,7 @@ from ..text import fts_query
 from .embedded_ann import Ann, AnnState
 
 DELETED = 255  # status code of a removed row in a VectorIndex
+LOAD_CHUNK = 16384  # vectors read from the file per step when an index is loaded
 KEYWORD_DOC_BUDGET = 3000  # documents BM25 may score per query, beyond its rarest term
 STATUS_CODE = {"active": 0, "superseded": 1, "archived": 2, "merged": 3}
 
@@ -74,11 +75,15 @@ class VectorIndex:
         self.size = 0
         self.deleted = 0
 
-    def _grow(self, need: int) -> None:
+    def reserve(self, rows: int) -> None:
+        """Room for ``rows`` rows in all, allocated once."""
+        self._grow(rows, exact=True)
+
+    def _grow(self, need: int, exact: bool = False) -> None:
         cap = self.mat.shape[0]
         if need <= cap:
             return
-        new_cap = max(need, cap * 2, 256)
+        new_cap = need if exact else max(need, cap * 2, 256)
         mat = np.zeros((new_cap, self.dim), dtype=np.float32)
         mat[: self.size] = self.mat[: self.size]
         codes = np.full(new_cap, DELETED, dtype=np.uint8)
