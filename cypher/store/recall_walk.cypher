@@ -2,9 +2,10 @@
 //          normalised name or alias), then up to $depth rings of RELATES_TO neighbours (either
 //          direction, nearest first, at most $limit entities in all; rejected entities start
 //          no walk), which name found which entity ($norms as matched: the caller keeps the
-//          longest names and asks again when a shorter one was inside a longer), and the relations from the named entities to the first ring that still
-//          hold (they name and score the first hop), and how many nodes mention each named
-//          entity or were said by it (as mention_counts.cypher)
+//          longest names and asks again when a shorter one was inside a longer), the relations
+//          from the named entities to the first ring that still hold (they name and score the
+//          first hop), and how many nodes mention each named entity or were said by it (as
+//          mention_counts.cypher)
 // params:  $namespace (string), $norms (list<string>): normalised names, $depth (int, 0-3),
 //          $limit (int)
 // mode:    read

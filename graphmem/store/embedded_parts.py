@@ -166,20 +166,20 @@ class VectorIndex:
         allowed[list(codes)] = True
         rest = np.fromiter((p for p in (self.pos.get(i) for i in cover) if p is not None), dtype=np.int64)
         rest = rest[allowed[self.codes[rest]]]
+        def rows(ids: list[str]) -> Iterator[int]:
+            """The positions of a graph node's ids whose vector the graph holds."""
+            return (p for i in ids if i not in cover and (p := self.pos.get(i)) is not None)
+
         n = min(ann.nodes, 2 * k + 16)
         while True:
-            groups = ann.search(query, n)
-            firsts = [next((p for i in ids if i not in cover and (p := self.pos.get(i)) is not None), None)
-                      for ids in groups]
-            kept = [(ids, p) for ids, p in zip(groups, firsts) if p is not None]
+            kept = [(ids, p) for ids in ann.search(query, n) if (p := next(rows(ids), None)) is not None]
             sims = self.mat[[p for _, p in kept]] @ query if kept else np.zeros(0, dtype=np.float32)
             found: list[tuple[float, int]] = []  # (similarity, position), nodes best first
             for j in np.argsort(-sims, kind="stable").tolist():
                 if len(found) >= k and sims[j] < found[-1][0]:
                     break  # every row left is less similar than the k found (ties are all read)
                 sim = float(sims[j])
-                found += [(sim, p) for i in kept[j][0] if i not in cover and (p := self.pos.get(i)) is not None
-                          and allowed[self.codes[p]]]
+                found += [(sim, p) for p in rows(kept[j][0]) if allowed[self.codes[p]]]
             if len(found) >= k or n >= ann.nodes:
                 break
             if n * 4 > max(ann.nodes // 8, 1024):
