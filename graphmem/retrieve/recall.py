@@ -20,7 +20,7 @@ from ..store import Store
 from ..store.layers import LayerAsk, LayerHits, rescored
 from ..text import keywords, name_grams, normalise_name, possessed, time_span
 from .recall_parts import InTurn, Ranked, capped, is_question, rest_parts, within
-from .scoring import held_at, keyword_signal, merge_layers, relevance, score
+from .scoring import factors, held_at, keyword_signal, merge_layers, relevance, standing
 from .walk import Walk, person_relations
 
 log = logging.getLogger(__name__)
@@ -66,6 +66,7 @@ class _Pass:
     span: tuple[datetime, datetime] | None
     rest: "_Rest | None" = None  # the question once the names the walk matched are taken out
     seed: tuple[str, float] | None = None  # a feedback pass's seed and its cosine to the query as asked
+    standing: dict[str, tuple[float, float]] = field(default_factory=dict)  # id -> ``scoring.standing``, for every pass
 
 
 @dataclass(frozen=True)
@@ -192,7 +193,7 @@ class Recaller:
             top = self.store.vectors(namespace, [seed.item.id]).get(seed.item.id)
             if top is not None:
                 moved = qvec + options.feedback * np.asarray(top, dtype=np.float32)
-                items, per_layer, _ = self._rank(replace(ask, seed=(seed.item.id, seed.breakdown.semantic)),
+                items, per_layer, _ = self._rank(replace(ask, seed=(seed.item.id, seed.factors.semantic)),
                                                  moved / np.linalg.norm(moved), timings, before=found)
                 items = capped(items, seed)
             timings["feedback"] = (time.perf_counter() - t4) * 1000
@@ -229,7 +230,7 @@ class Recaller:
         text alone (meaning and keywords, no graph or context) cost LoCoMo 0.758 -> 0.751 on
         0-4 and 0.723 -> 0.721 on 5-9. A gate on the best hit's margin over the next instead
         cost LoCoMo (0.736 -> 0.732 at a margin of 0.02, 0.729 at 0.05)."""
-        if ask.feeds and items and items[0].breakdown.relevance >= _FEEDBACK_MIN_RELEVANCE:
+        if ask.feeds and items and items[0].factors.relevance >= _FEEDBACK_MIN_RELEVANCE:
             return items[0]
         return None
 
@@ -377,18 +378,21 @@ class Recaller:
                 # a corrected value ranks below the correction; the model's inference only annotates
                 stale = mark is not None and not mark.inferred and as_of is None
                 damp = options.superseded_turns if stale else 1.0
-                breakdown = score(rec, semantic=c.semantic or 0.0, keyword=kw, graph=c.graph, now=ask.now,
-                                  options=options, context=extra, damp=damp, rest=rest.get(node_id))
+                stand = ask.standing.get(node_id)
+                if stand is None:
+                    stand = ask.standing[node_id] = standing(rec, ask.now, options)
+                got = factors(rec, semantic=c.semantic or 0.0, keyword=kw, graph=c.graph, now=ask.now, options=options,
+                              context=extra, damp=damp, rest=rest.get(node_id), stand=stand)
                 cap = current.get(mark.memory_id) if stale else None
-                if cap is not None and breakdown.relevance > cap:
-                    breakdown = score(rec, semantic=c.semantic or 0.0, keyword=kw, graph=c.graph, now=ask.now,
-                                      options=options, context=extra, damp=damp * cap / breakdown.relevance,
-                                      rest=rest.get(node_id))
+                if cap is not None and got.relevance > cap:
+                    got = factors(rec, semantic=c.semantic or 0.0, keyword=kw, graph=c.graph, now=ask.now,
+                                  options=options, context=extra, damp=damp * cap / got.relevance,
+                                  rest=rest.get(node_id), stand=stand)
                 if layer == "memory":
-                    current[node_id] = breakdown.relevance
-                if breakdown.relevance < options.min_relevance:
+                    current[node_id] = got.relevance
+                if got.relevance < options.min_relevance:
                     continue
-                scored.append(Ranked(layer, rec, breakdown.total, breakdown, list(dict.fromkeys(c.via)), c.step))
+                scored.append(Ranked(layer, rec, got.total, got, list(dict.fromkeys(c.via)), c.step))
             scored.sort(key=lambda s: (-s.score, s.item.id))
             scored_by_layer[layer] = scored
         timings["score"] = timings.get("score", 0.0) + (time.perf_counter() - t3) * 1000
@@ -519,11 +523,15 @@ class Recaller:
                 if lent:
                     out[i] = borrow * max(lent)
         if options.session_prior and (asks or options.neighbour_mode == "all"):
-            by_session: dict[str, list[tuple[float, str]]] = {}
+            best: dict[str, list[tuple[float, str]]] = {}  # session -> its two best turns (one pass: hundreds a session)
             for i, (rec, _) in kept.items():
-                by_session.setdefault(rec.session_id, []).append((base[i], i))
+                two = best.setdefault(rec.session_id, [])
+                two.append((base[i], i))
+                if len(two) > 2:
+                    two.sort(key=lambda hit: -hit[0])
+                    del two[2:]
             for i, (rec, _) in kept.items():
-                other = max((b for b, j in by_session[rec.session_id] if j != i), default=0.0)
+                other = max((b for b, j in best[rec.session_id] if j != i), default=0.0)
                 out[i] = out.get(i, 0.0) + options.session_prior * other
         return out
 

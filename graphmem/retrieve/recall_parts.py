@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..models import ScoreBreakdown, ScoredItem
+from ..models import ScoredItem
 from ..store.views import record_of
 from ..text import keywords, without_names
 
 if TYPE_CHECKING:
+    from .scoring import Factors
     from .walk import Walk
 
 
@@ -22,17 +23,17 @@ if TYPE_CHECKING:
 class Ranked:
     """An item as a pass of recall ranks it: ``ScoredItem``'s fields, unchecked (the item may be a
     view, ``Store.views``; a recall ranks hundreds, a ``ScoredItem`` costs ~2 us to check and
-    ``model_construct`` more). ``scored`` makes the ones returned ``ScoredItem``s."""
+    ``model_construct`` more), its factors unchecked too. ``scored`` makes the ones returned ``ScoredItem``s."""
 
     layer: str
     item: Any
     score: float
-    breakdown: ScoreBreakdown
+    factors: "Factors"
     matched_by: list[str]
     matched_step: int | None = None
 
     def scored(self) -> ScoredItem:
-        return ScoredItem(layer=self.layer, item=record_of(self.item), score=self.score, breakdown=self.breakdown,
+        return ScoredItem(layer=self.layer, item=record_of(self.item), score=self.score, breakdown=self.factors.breakdown(),
                           matched_by=self.matched_by, matched_step=self.matched_step)
 
 
