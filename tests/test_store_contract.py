@@ -130,6 +130,43 @@ def test_bad_vectors_and_batches_write_nothing(store):
     assert store.vector_search("a", "memory", unit(1), 5, [Status.active]) == []
 
 
+def test_a_batch_keeps_each_node_with_its_own_text_and_vector(store):
+    """New nodes, a node written twice, an entity between them and a node already stored, in
+    one batch: each is found by its own words and vector, the twice-written one by its second
+    text only; a batch that would give a stored id another kind writes nothing."""
+    keeper = Message(namespace="a", session_id="s1", content="the lighthouse keeper waved", speaker="Ann", seq=0)
+    stored = mem("Ann rows to the island at dawn")
+    store.put("a", [stored], np.stack([unit(0, 0, 0, 1)]))
+    violin = Message(namespace="a", session_id="s1", content="a violin played on the pier", speaker="Bo", seq=1)
+    again = keeper.model_copy(update={"content": "the harbour master waved"})
+    tunes = mem("Bo tunes the violin weekly")
+    ann = Entity(namespace="a", name="Ann Lind", type="person")
+    store.put("a", [keeper, violin, again, ann, tunes, stored.model_copy(update={"importance": 0.9}), tunes],
+              np.stack([unit(1), unit(0, 1), unit(1, 0, 0, 0, 1), NAN, unit(0, 0, 1), unit(0, 0, 0, 1), unit(0, 0, 1)]))
+    got = {n.id: n for n in store.get("a", [keeper.id, ann.id, violin.id, tunes.id, stored.id])}
+    assert got[keeper.id].content == "the harbour master waved" and got[stored.id].importance == 0.9
+    assert len(got) == 5
+
+    def words(kind, text):
+        return [i for i, _ in store.keyword_search("a", kind, text, 5, [Status.active])]
+    assert words("message", "lighthouse") == []
+    assert words("message", "harbour") == [keeper.id]
+    assert words("message", "violin") == [violin.id]
+    assert words("memory", "violin") == [tunes.id]
+    assert words("memory", "island") == [stored.id]
+    assert store.vector_search("a", "memory", unit(0, 0, 1), 1, [Status.active])[0][0] == tunes.id
+    assert store.vector_search("a", "memory", unit(0, 0, 0, 1), 1, [Status.active])[0][0] == stored.id
+    assert store.vector_search("a", "message", unit(0, 1), 1, [Status.active])[0][0] == violin.id
+    assert store.vector_search("a", "message", unit(1, 0, 0, 0, 1), 1, [Status.active])[0][0] == keeper.id
+    assert [e.id for e in store.entities_named("a", ["ann lind"])["ann lind"]] == [ann.id]
+
+    tide = Message(namespace="a", session_id="s1", content="a quiet evening tide", seq=2)
+    with pytest.raises(ValidationError, match="already a message"):
+        store.put("a", [tide, mem("not a turn", id=keeper.id)], np.stack([unit(1, 1), unit(1, 1, 1)]))
+    assert store.get("a", [tide.id]) == [] and words("message", "tide") == []
+    assert store.get("a", [keeper.id])[0].content == "the harbour master waved"
+
+
 def test_a_conditional_write_is_made_only_over_what_it_read(store):
     first = mem("first version")
     store.put("a", [first], np.stack([unit(1)]), expect={first.id: None})  # new: must not exist yet

@@ -12,7 +12,6 @@ which then reload lazily. One connection serves all threads under a lock.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sqlite3
@@ -26,14 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import ConfigurationError, StoreError, ValidationError, WriteRace
+from ..errors import ConfigurationError, StoreError, WriteRace
 from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..telemetry import traced_methods
-from ..text import index_terms
 from ..text.entities import normalised
 from .base import (
-    AccessBuffer, Accesses, StoreCapabilities, check_batch, entity_norms, first_named, hydrate, lease_holder, lease_value,
-    name_taken, named_lists, node_text, prepare_vectors, scope_token, scoped,
+    AccessBuffer, Accesses, StoreCapabilities, check_batch, first_named, hydrate, lease_holder, lease_value, name_taken,
+    named_lists, prepare_vectors, scoped,
 )
 from .embedded_ann import drop_indexes
 from .embedded_graph import GraphMixin
@@ -43,6 +41,7 @@ from .embedded_parts import VectorIndex as _VectorIndex
 from .embedded_parts import chunks as _chunks
 from .embedded_parts import ts as _ts
 from .embedded_reembed import ReembedMixin
+from .embedded_rows import RowsMixin
 from .embedded_search import SearchMixin
 from .embedded_tx import TransactionsMixin
 from .views import RecordView
@@ -55,7 +54,7 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = "2"
 
 @traced_methods("graphmem.store")
-class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin):
+class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin, RowsMixin):
     """SQLite + networkx + numpy in one file. See the module docstring."""
 
     def __init__(self, path: str | Path, ann_threshold: int = 0) -> None:
@@ -80,7 +79,7 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin):
         self._next: tuple[str, int] | None = None  # a re-embedding's target model
         self._commits = 0  # commits seen (ours, and others' through data_version): keys the small caches
         self._kinds: tuple[int, dict] = (-1, {})
-        self._doc_counts: tuple[tuple, dict] = ((), {})
+        self._doc_counts: tuple[bytes | None, dict[str, int]] = (None, {})  # the index's version, term -> documents
         self._tenants: tuple[int, dict | None, tuple | None] = (-1, None, None)  # commits, namespace sizes, last counts
         self.capabilities = StoreCapabilities(file=None if str(self.path) == ":memory:" else self.path)
 
@@ -293,8 +292,7 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin):
                     if new and (clash := name_taken(new, self.entities_named(namespace, [e.name for e in new]))):
                         raise clash
                 self._ensure_namespace(cur, namespace)
-                for i, node in enumerate(nodes):
-                    self._put_one(cur, namespace, node, vectors[i] if has_vec[i] else None)
+                self._put_nodes(cur, namespace, nodes, vectors, has_vec)
                 self._put_edges(cur, namespace, edges)
             self._after_put(namespace, nodes, vectors, has_vec)
             graph = self._graphs.get(namespace)
@@ -303,48 +301,6 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin):
                     if e.type is EdgeType.RELATES_TO:
                         graph.add_edge(e.source, e.target, key=e.key)
             self._access.maybe_flush()
-
-    def _put_one(self, cur: sqlite3.Cursor, namespace: str, node: Node, vec: np.ndarray | None) -> None:
-        data = node.model_dump(mode="json", exclude={"access_count", "last_accessed_at"})
-        status = data.get("status")
-        row = cur.execute("SELECT rowid, kind FROM nodes WHERE namespace = ? AND id = ?", (namespace, node.id)).fetchone()
-        if row is not None and row[1] != node.kind:  # as on Neo4j: an id never changes kind
-            raise ValidationError(f"id {node.id!r} is already a {row[1]} in namespace {namespace!r}, not a {node.kind}")
-        values = (
-            namespace, node.id, node.kind, status, getattr(node, "session_id", None), getattr(node, "category", None),
-            node.seq if node.kind == "message" else None, _ts(node.created_at), _ts(node.updated_at), getattr(node, "access_count", 0),
-            _ts(getattr(node, "last_accessed_at", None)), json.dumps(data, ensure_ascii=False),
-        )
-        if row is None:
-            cur.execute(
-                "INSERT INTO nodes (namespace, id, kind, status, session_id, category, seq, created_at, updated_at,"
-                " access_count, last_accessed_at, data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                values,
-            )
-            rowid = cur.lastrowid
-        else:
-            rowid = row[0]
-            cur.execute(
-                "UPDATE nodes SET namespace=?, id=?, kind=?, status=?, session_id=?, category=?, seq=?, created_at=?,"
-                " updated_at=?, access_count=?, last_accessed_at=?, data=? WHERE rowid=?",
-                (*values, rowid),
-            )
-            cur.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
-            self._access.discard(namespace, [node.id])
-        text = node_text(node)
-        if text:
-            cur.execute(
-                "INSERT INTO fts (rowid, scope, body) VALUES (?, ?, ?)",
-                (rowid, scope_token(namespace, node.kind, status), index_terms(text)),
-            )
-        if vec is not None:
-            cur.execute("INSERT OR REPLACE INTO vectors VALUES (?, ?)", (rowid, vec.astype(np.float32).tobytes()))
-            if self._next is not None:  # the text may have changed: re-embed it again
-                cur.execute("DELETE FROM vectors_next WHERE rowid = ?", (rowid,))
-        if node.kind == "entity":
-            cur.execute("DELETE FROM names WHERE namespace = ? AND entity_id = ?", (namespace, node.id))
-            for name in entity_norms(node):
-                cur.execute("INSERT OR IGNORE INTO names VALUES (?, ?, ?)", (namespace, name, node.id))
 
     def _after_put(self, namespace: str, nodes: Sequence[Node], vectors: np.ndarray | None, has_vec) -> None:
         by_kind: dict[str, list[int]] = {}
