@@ -179,3 +179,32 @@ def test_a_view_of_a_stored_record_reads_as_the_record_does(tmp_path):
     assert views[-1].keywords == [] and views[-1].confidence == 1.0  # the defaults, as the record reads them
     assert views[4].steps == procedure.steps  # a field the view does not hold: the record's
     s.close()
+
+
+def test_terms_are_counted_again_only_when_the_full_text_index_changes(tmp_path):
+    """FTS5's vocabulary counts a term's documents by reading them all; the counts are kept
+    between searches until a write changes the index (an access count's write does not), and
+    the ranking after a change uses the new counts."""
+    s = EmbeddedStore(tmp_path / "s.db")
+    s.init(embedder="test-embedder", dim=4)
+    tea = MemoryRecord(namespace="a", text="Ana prefers green tea")
+    s.put("a", [tea, MemoryRecord(namespace="a", text="Ana walks the dog")])
+    vocab: list[str] = []
+    s.conn.set_trace_callback(lambda sql: vocab.append(sql) if "fts_vocab" in sql else None)
+
+    def search(text: str) -> list[str]:
+        return [i for i, _ in s.keyword_search("a", "memory", text, 5, [Status.active])]
+    try:
+        assert search("green tea") == [tea.id]
+        assert search("green tea") == [tea.id] and search("tea") == [tea.id]
+        assert len(vocab) == 1  # the second search, and a term counted before, read no count
+        s.record_access("a", [tea.id], tea.created_at)
+        s._access.flush()
+        assert search("green tea") == [tea.id] and len(vocab) == 1
+        s.put("a", [tea.model_copy(update={"text": "Ana prefers oolong tea"})])  # as many words as before
+        assert search("green tea") == [tea.id] and len(vocab) == 2
+        assert search("green") == [] and search("oolong") == [tea.id]
+        assert s._term_counts(["green", "tea", "oolong"]) == {"tea": 1, "oolong": 1}
+    finally:
+        s.conn.set_trace_callback(None)
+        s.close()

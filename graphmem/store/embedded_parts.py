@@ -202,6 +202,14 @@ def doc_counts(conn: sqlite3.Connection, terms: list[str]) -> dict[str, int]:
     return dict(conn.execute(f"SELECT term, doc FROM fts_vocab WHERE term IN ({marks})", terms))  # noqa: S608
 
 
+def fts_version(conn: sqlite3.Connection) -> bytes:
+    """The FTS5 index's structure record (row id 10 of its data table): every transaction that
+    writes to the index writes a segment and counts it there, so it differs after any change
+    of what the index holds (an access count's write leaves it as it was)."""
+    row = conn.execute("SELECT block FROM fts_data WHERE id = 10").fetchone()
+    return bytes(row[0]) if row and row[0] else b""
+
+
 def fts_rows(conn: sqlite3.Connection) -> int:
     """Rows in the FTS5 index as its bm25() counts them: the first varint of the averages
     record FTS5 keeps (row id 1 of its data table), read in O(1) where ``count(*)`` scans."""

@@ -13,7 +13,11 @@ from ..models import LAYERS, Node, NodeKind, Status
 from ..text import query_terms
 from .base import scope_token, unit_query
 from .embedded_ann import AnnState, ann_file, settle
-from .embedded_parts import LOAD_CHUNK, STATUS_CODE, VectorIndex, doc_counts, fts_rows, keyword_query, tenant_counts
+from .embedded_parts import (
+    LOAD_CHUNK, STATUS_CODE, VectorIndex, doc_counts, fts_rows, fts_version, keyword_query, tenant_counts,
+)
+
+_TERMS_KEPT = 4096  # terms whose document counts are kept between changes of the full-text index
 from .layers import LayerAsk, LayerHits, Walked, search_layer, turns_beside, walk
 
 
@@ -97,11 +101,7 @@ class SearchMixin:
             self._sync()
             if not self._holds(namespace, kind):
                 return []
-            # the terms' document counts, read once for the layers of one recall
-            key = (self._commits, tuple(terms))
-            if self._doc_counts[0] != key:
-                self._doc_counts = (key, doc_counts(self.conn, terms))
-            df = self._doc_counts[1]
+            df = self._term_counts(terms)
             tenant = self._tenant(namespace, terms, df)
             # about what part of the file the scopes hold: the kind's vectors (a guide only)
             index = self._vindex.get((namespace, kind))
@@ -112,6 +112,20 @@ class SearchMixin:
                 with self._lock:
                     return keyword_query(self.conn, terms, df, scopes, namespace, k, tenant, share)
             return keyword_query(reader, terms, df, scopes, namespace, k, tenant, share)  # no store lock: beside vector work
+
+    def _term_counts(self, terms: list[str]) -> dict[str, int]:
+        """Documents per term (the terms in some document only), kept until the full-text index
+        changes: FTS5's vocabulary counts a term by reading its whole document list (a common
+        word in 100k memories: ~1 ms), and questions repeat their words ("prefer", "work")."""
+        version = fts_version(self.conn)
+        if self._doc_counts[0] != version or len(self._doc_counts[1]) > _TERMS_KEPT:
+            self._doc_counts = (version, {})
+        known = self._doc_counts[1]
+        missing = [t for t in dict.fromkeys(terms) if t not in known]
+        if missing:
+            found = doc_counts(self.conn, missing)
+            known.update((t, found.get(t, 0)) for t in missing)
+        return {t: known[t] for t in terms if known[t]}
 
     def _tenant(self, namespace: str, terms: list[str], df: dict[str, int]) -> tuple[int, dict[str, int]] | None:
         """None where the file holds one namespace (FTS5's counts are its own), else the
