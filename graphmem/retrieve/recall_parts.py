@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 class Ranked:
     """An item as a pass of recall ranks it: ``ScoredItem``'s fields, unchecked (the item may be a
     view, ``Store.views``; a recall ranks hundreds, a ``ScoredItem`` costs ~2 us to check and
-    ``model_construct`` more), its factors unchecked too. ``scored`` makes the ones returned ``ScoredItem``s."""
+    ``model_construct`` more), its factors too (``scoring.Factors``). ``scored`` makes the ones
+    returned ``ScoredItem``s."""
 
     layer: str
     item: Any
@@ -33,8 +34,9 @@ class Ranked:
     matched_step: int | None = None
 
     def scored(self) -> ScoredItem:
-        return ScoredItem(layer=self.layer, item=record_of(self.item), score=self.score, breakdown=self.factors.breakdown(),
-                          matched_by=self.matched_by, matched_step=self.matched_step)
+        return ScoredItem(layer=self.layer, item=record_of(self.item), score=self.score,
+                          breakdown=self.factors.breakdown(), matched_by=self.matched_by,
+                          matched_step=self.matched_step)
 
 
 class InTurn:
