@@ -225,3 +225,26 @@ def test_merge_keeps_each_layers_best():
     merged = merge_layers(by_layer, 3)
     assert len(merged) == 3 and merged[-1].item.text == "ep0"
     assert merge_layers(by_layer, 0) == []
+
+
+def test_ids_are_unique_in_order_and_never_repeated_by_a_forked_child():
+    """Ids take their random part from a page of bytes read from the OS at once; a forked child
+    must not hand out the parent's unread bytes again."""
+    import os
+
+    from graphmem.models.records import new_id
+
+    new_id("mem")  # the parent holds unread random bytes at the fork
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: its next ids, to the parent
+        os.close(read)
+        os.write(write, " ".join(new_id("mem") for _ in range(50)).encode())
+        os._exit(0)
+    os.close(write)
+    parent = [new_id("mem") for _ in range(2000)]
+    with os.fdopen(read) as pipe:
+        child = pipe.read().split()
+    os.waitpid(pid, 0)
+    assert len(child) == 50 and len(set(parent)) == len(parent) and parent == sorted(parent)
+    assert not {i[-10:] for i in child} & {i[-10:] for i in parent}  # random parts: none shared

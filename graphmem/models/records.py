@@ -28,7 +28,17 @@ _last_ts = 0
 _RANDOM_POOL = 4096
 _random: list = [b"", 0]  # the bytes read and how many are used
 _random_lock = threading.Lock()
-os.register_at_fork(after_in_child=lambda: _random.__setitem__(slice(None), [b"", 0]))  # a child never repeats its parent's
+
+
+def _fresh_random() -> None:
+    """In a forked child: none of the parent's unread bytes (they would repeat its next ids), and
+    a lock no other thread of the parent can have held at the fork."""
+    global _random_lock
+    _random_lock = threading.Lock()
+    _random[:] = [b"", 0]
+
+
+os.register_at_fork(after_in_child=_fresh_random)
 
 
 def _random_hex(n: int) -> str:
