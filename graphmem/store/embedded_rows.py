@@ -1,5 +1,5 @@
-"""The embedded store's rows of nodes: each node of a write with its full-text and vector
-rows, the nodes a batch adds in one statement a table."""
+"""The embedded store's node rows: each node of a write with its full-text and vector rows; the
+nodes a batch adds go in with one statement per table."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ class RowsMixin:
     def _put_nodes(self, cur: sqlite3.Cursor, namespace: str, nodes: Sequence[Node], vectors: np.ndarray,
                    has_vec: Sequence[bool]) -> None:
         """Each node written with its text and vector. The nodes a batch adds go in with one
-        statement a table for the batch (``_insert``): a statement a node and table let go of
-        the GIL three times a turn, and ``add_messages(wait=False)`` waited behind the
-        background worker each time."""
+        statement per table for the whole batch (``_insert``): a statement per node and table
+        let go of the GIL three times a turn, and ``add_messages(wait=False)`` waited behind
+        the background worker each time."""
         stored: dict[str, tuple[int, str]] = {}  # id -> (rowid, kind), of the batch's nodes in the file
         for chunk in _chunks(list(dict.fromkeys(n.id for n in nodes)), 500):
             marks = ",".join("?" * len(chunk))
@@ -61,7 +61,7 @@ class RowsMixin:
 
     def _insert(self, cur: sqlite3.Cursor, namespace: str, new: list[tuple[Node, np.ndarray | None]],
                 stored: dict[str, tuple[int, str]]) -> None:
-        """Nodes not in the file yet, with their texts and vectors: one statement a table. Each
+        """Nodes not in the file yet, with their texts and vectors: one statement per table. Each
         takes the rowid SQLite would give it (the largest + 1, in order), which the full-text
         and vector rows share."""
         if not new:
