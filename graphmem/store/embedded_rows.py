@@ -71,35 +71,31 @@ class RowsMixin:
         for rowid, (node, vec) in enumerate(new, first):
             row = self._row(namespace, node)
             rows.append((rowid, *row))
-            text = node_text(node)
-            if text:
-                texts.append((rowid, scope_token(namespace, node.kind, row[3]), index_terms(text)))
-            if vec is not None:
-                vecs.append((rowid, vec.astype(np.float32).tobytes()))
+            _side_rows(texts, vecs, rowid, namespace, node, row[3], vec)
             stored[node.id] = (rowid, node.kind)
         cur.executemany(
             "INSERT INTO nodes (rowid, namespace, id, kind, status, session_id, category, seq, created_at, updated_at,"
             " access_count, last_accessed_at, data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             rows,
         )
+        self._write_sides(cur, texts, vecs)
+
+    def _write_sides(self, cur: sqlite3.Cursor, texts: list[tuple], vecs: list[tuple]) -> None:
+        """Rows' full-text and vector rows (``_side_rows``)."""
         cur.executemany("INSERT INTO fts (rowid, scope, body) VALUES (?, ?, ?)", texts)
         cur.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", vecs)
-        if self._next is not None and vecs:  # a vector of the model being moved to is due for these
+        if self._next is not None and vecs:  # the text may have changed: a re-embedding's vector is due again
             cur.executemany("DELETE FROM vectors_next WHERE rowid = ?", [(rowid,) for rowid, _ in vecs])
 
     def _put_one(self, cur: sqlite3.Cursor, namespace: str, node: Node, vec: np.ndarray | None,
                  rowid: int | None) -> int:
         """One node written (``rowid``: its row, where it is stored already); its rowid."""
-        values = self._row(namespace, node)
-        status = values[3]
         if rowid is None:
-            cur.execute(
-                "INSERT INTO nodes (namespace, id, kind, status, session_id, category, seq, created_at, updated_at,"
-                " access_count, last_accessed_at, data) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                values,
-            )
-            rowid = cur.lastrowid
+            stored: dict[str, tuple[int, str]] = {}
+            self._insert(cur, namespace, [(node, vec)], stored)
+            rowid = stored[node.id][0]
         else:
+            values = self._row(namespace, node)
             cur.execute(
                 "UPDATE nodes SET namespace=?, id=?, kind=?, status=?, session_id=?, category=?, seq=?, created_at=?,"
                 " updated_at=?, access_count=?, last_accessed_at=?, data=? WHERE rowid=?",
@@ -107,18 +103,23 @@ class RowsMixin:
             )
             cur.execute("DELETE FROM fts WHERE rowid = ?", (rowid,))
             self._access.discard(namespace, [node.id])
-        text = node_text(node)
-        if text:
-            cur.execute(
-                "INSERT INTO fts (rowid, scope, body) VALUES (?, ?, ?)",
-                (rowid, scope_token(namespace, node.kind, status), index_terms(text)),
-            )
-        if vec is not None:
-            cur.execute("INSERT OR REPLACE INTO vectors VALUES (?, ?)", (rowid, vec.astype(np.float32).tobytes()))
-            if self._next is not None:  # the text may have changed: re-embed it again
-                cur.execute("DELETE FROM vectors_next WHERE rowid = ?", (rowid,))
+            texts: list[tuple] = []
+            vecs: list[tuple] = []
+            _side_rows(texts, vecs, rowid, namespace, node, values[3], vec)
+            self._write_sides(cur, texts, vecs)
         if node.kind == "entity":
             cur.execute("DELETE FROM names WHERE namespace = ? AND entity_id = ?", (namespace, node.id))
             for name in entity_norms(node):
                 cur.execute("INSERT OR IGNORE INTO names VALUES (?, ?, ?)", (namespace, name, node.id))
         return rowid
+
+
+def _side_rows(texts: list[tuple], vecs: list[tuple], rowid: int, namespace: str, node: Node, status: str | None,
+               vec: np.ndarray | None) -> None:
+    """A node's full-text row (where it has text) and vector row (where it has a vector), added
+    to ``texts`` and ``vecs``."""
+    text = node_text(node)
+    if text:
+        texts.append((rowid, scope_token(namespace, node.kind, status), index_terms(text)))
+    if vec is not None:
+        vecs.append((rowid, vec.astype(np.float32).tobytes()))

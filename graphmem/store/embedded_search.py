@@ -16,9 +16,9 @@ from .embedded_ann import AnnState, ann_file, settle
 from .embedded_parts import (
     LOAD_CHUNK, STATUS_CODE, VectorIndex, doc_counts, fts_rows, fts_version, keyword_query, tenant_counts,
 )
+from .layers import LayerAsk, LayerHits, Walked, search_layer, turns_beside, walk
 
 _TERMS_KEPT = 4096  # terms whose document counts are kept between changes of the full-text index
-from .layers import LayerAsk, LayerHits, Walked, search_layer, turns_beside, walk
 
 
 class SearchMixin:
