@@ -227,3 +227,92 @@ def test_a_graph_saved_before_vectors_were_shared_is_reused(tmp_path):
     assert s.vector_search("a", "memory", q, 1, [Status.active])[0][0] == recs[42].id
     assert len(state(s).ann) == 100 and state(s).ann.nodes == 100 and not state(s).uncovered
     s.close()
+
+
+def test_a_vector_search_leaves_the_store_free_for_other_reads(tmp_path, monkeypatch):
+    """A search holds its index's lock, not the store's: while one layer's search runs, the
+    store serves other reads, another index's included (the layers of a recall run on threads)."""
+    import threading
+
+    from graphmem.store.embedded_parts import VectorIndex
+
+    s = open_store(tmp_path, threshold=1)
+    recs, others = fill(s, 300), fill(s, 50, ns="b")
+    q = vectors(1, seed=4)[0]
+    s.vector_search("a", "memory", q, 3, [Status.active])  # loaded, the graph built
+    entered, release = threading.Event(), threading.Event()
+    search = VectorIndex._approximate
+
+    def held(self, *args):
+        entered.set()
+        assert release.wait(60)
+        return search(self, *args)
+
+    monkeypatch.setattr(VectorIndex, "_approximate", held)
+    slow = threading.Thread(target=s.vector_search, args=("a", "memory", q, 3, [Status.active]))
+    slow.start()
+    try:
+        assert entered.wait(60)
+        read: list = []
+        other = threading.Thread(target=lambda: read.append(
+            (s.views("a", [recs[7].id]), s.vector_scores("b", "memory", [others[7].id], q),
+             s.mentioned_by("a", ["no-entity"], "memory", [Status.active], 5))))
+        other.start()
+        other.join(30)  # a liveness bound, not a timing: on the store's lock this never ends
+        assert read, "a read waited for another thread's vector search"
+        assert read[0][0][0].id == recs[7].id and others[7].id in read[0][1]
+    finally:
+        release.set()
+        slow.join(60)
+    s.close()
+
+
+def test_searches_beside_writes_and_deletes_stay_whole(tmp_path):
+    """Searches on threads while another writes, retires and deletes (the graph built and
+    merged meanwhile): every hit is a row that was written, scored as the exact scan scores
+    it, best first; afterwards the answers are the exact scan's."""
+    import threading
+
+    s = open_store(tmp_path, threshold=1)
+    written = {r.id for r in fill(s, 500)}
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def writer() -> None:
+        try:
+            for round_ in range(1, 9):
+                recs = fill(s, 300, seed=round_)
+                written.update(r.id for r in recs)
+                s.delete("a", [r.id for r in recs[:200]])
+                recs[250].status = Status.superseded  # a status change without a new vector
+                s.put("a", [recs[250]])
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            errors.append(exc)
+        finally:
+            done.set()
+
+    def searcher(seed: int) -> None:
+        rng = np.random.default_rng(seed)
+        try:
+            while not done.is_set():
+                q = vectors(1, seed=int(rng.integers(1 << 30)))[0]
+                hits = s.vector_search("a", "memory", q, 10, [Status.active])
+                assert all(i in written for i, _ in hits)
+                sims = [sim for _, sim in hits]
+                assert sims == sorted(sims, reverse=True) and all(-1.001 <= x <= 1.001 for x in sims)
+                scored = s.vector_scores("a", "memory", [i for i, _ in hits], q)
+                assert all(abs(scored[i] - sim) < 1e-4 for i, sim in hits if i in scored)
+        except BaseException as exc:  # noqa: BLE001 - reported by the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer), *(threading.Thread(target=searcher, args=(n,)) for n in range(3))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(300)
+    assert not errors, errors[0]
+    s.settle()
+    for seed in range(20, 25):
+        q = vectors(1, seed=seed)[0]
+        assert [i for i, _ in s.vector_search("a", "memory", q, 10, [Status.active])] == exact_ids(s, q, 10)
+    s.close()

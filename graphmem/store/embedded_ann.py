@@ -182,8 +182,8 @@ def _digest(row: np.ndarray) -> bytes:
 
 class AnnState:
     """The approximate side of one ``VectorIndex``: the graph, what it does not cover, and the
-    background job that builds, loads or extends it. ``lock`` is the store's lock (every
-    ``VectorIndex`` call holds it); ``busy`` is held while the graph itself changes."""
+    background job that builds, loads or extends it. ``lock`` is the ``VectorIndex``'s lock
+    (every call of the index holds it); ``busy`` is held while the graph itself changes."""
 
     def __init__(self, threshold: int, path: Path | None, lock: threading.RLock) -> None:
         self.threshold, self.path, self.lock = threshold, path, lock
@@ -196,7 +196,7 @@ class AnnState:
         self.epoch = 0  # bumped when positions move (a compaction): a job's snapshot is void
         self.closed = False
 
-    # called with the store's lock held --------------------------------------------------
+    # called with the index's lock held --------------------------------------------------
     def wrote(self, ids) -> None:
         if self.ann is None and self.job is None:
             return  # no graph yet: the first build takes every row there is
@@ -288,7 +288,7 @@ class AnnState:
                 chunk = todo[start : start + ADD_CHUNK]
                 with self.busy:
                     ann.add([ids[j] for j in chunk], mat[pos[chunk]])
-            while not self.lock.acquire(timeout=0.05):  # never blocks a close() that holds the lock and joins
+            while not self.lock.acquire(timeout=0.05):  # the index's lock; a close() (which joins this job) still ends the wait
                 if self.closed:
                     return
             try:
@@ -337,10 +337,11 @@ def drop_indexes(vindex: dict, root: Path | None, namespace: str | None = None, 
 
 
 def settle(vindex: dict, lock: threading.RLock) -> None:
-    """Start every build or merge that is due and wait for them all."""
+    """Start every build or merge that is due and wait for them all (``lock``: the store's)."""
     with lock:
         states = [(index, index.ann) for index in vindex.values() if index.ann is not None]
         for index, state in states:
-            state.start_due(index)
+            with index.lock:
+                state.start_due(index)
     for _, state in states:
         state.wait()

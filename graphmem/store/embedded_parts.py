@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import sqlite3
+import threading
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
@@ -63,11 +64,16 @@ def ts(value: datetime | None) -> float | None:
 
 class VectorIndex:
     """Cosine search over unit rows of one (namespace, kind): exact, or through an HNSW graph
-    (``ann``, see ``embedded_ann``) once the kind is large, with exact scores either way."""
+    (``ann``, see ``embedded_ann``) once the kind is large, with exact scores either way.
 
-    def __init__(self, dim: int, ann: AnnState | None = None) -> None:
+    Every method holds the index's own ``lock``, not the store's: the layers of one recall
+    search their indexes at once (numpy and usearch let go of the GIL), beside the store's
+    SQLite work. A writer takes it inside the store's lock, never the other way round."""
+
+    def __init__(self, dim: int, ann: AnnState | None = None, lock: threading.RLock | None = None) -> None:
         self.dim = dim
         self.ann = ann
+        self.lock = lock if lock is not None else threading.RLock()  # ann's lock too
         self.ids: list[str | None] = []
         self.pos: dict[str, int] = {}
         self.mat = np.zeros((0, dim), dtype=np.float32)
@@ -91,35 +97,38 @@ class VectorIndex:
         self.mat, self.codes = mat, codes
 
     def upsert(self, ids: Sequence[str], vecs: np.ndarray, codes: Sequence[int]) -> None:
-        self._grow(self.size + len(ids))
-        for i, node_id in enumerate(ids):
-            p = self.pos.get(node_id)
-            if p is None:
-                p = self.size
-                self.size += 1
-                self.ids.append(node_id)
-                self.pos[node_id] = p
-            self.mat[p] = vecs[i]
-            self.codes[p] = codes[i]
-        if self.ann is not None:
-            self.ann.wrote(ids)
+        with self.lock:
+            self._grow(self.size + len(ids))
+            for i, node_id in enumerate(ids):
+                p = self.pos.get(node_id)
+                if p is None:
+                    p = self.size
+                    self.size += 1
+                    self.ids.append(node_id)
+                    self.pos[node_id] = p
+                self.mat[p] = vecs[i]
+                self.codes[p] = codes[i]
+            if self.ann is not None:
+                self.ann.wrote(ids)
 
     def set_code(self, node_id: str, code: int) -> None:
-        p = self.pos.get(node_id)
-        if p is not None:
-            self.codes[p] = code
+        with self.lock:
+            p = self.pos.get(node_id)
+            if p is not None:
+                self.codes[p] = code
 
     def remove(self, node_id: str) -> None:
-        p = self.pos.pop(node_id, None)
-        if p is None:
-            return
-        self.codes[p] = DELETED
-        self.ids[p] = None
-        self.deleted += 1
-        if self.ann is not None:
-            self.ann.removed(node_id)
-        if self.deleted > 1024 and self.deleted > self.size // 2:
-            self._compact()
+        with self.lock:
+            p = self.pos.pop(node_id, None)
+            if p is None:
+                return
+            self.codes[p] = DELETED
+            self.ids[p] = None
+            self.deleted += 1
+            if self.ann is not None:
+                self.ann.removed(node_id)
+            if self.deleted > 1024 and self.deleted > self.size // 2:
+                self._compact()
 
     def _compact(self) -> None:
         keep = [p for p in range(self.size) if self.ids[p] is not None]
@@ -133,7 +142,20 @@ class VectorIndex:
         if self.ann is not None:
             self.ann.epoch += 1
 
+    def scores(self, ids: Sequence[str], query: np.ndarray) -> dict[str, float]:
+        """The cosines of ``ids`` (those the index holds) to the unit ``query``."""
+        with self.lock:
+            pos = [(i, self.pos[i]) for i in ids if i in self.pos]
+            if not pos:
+                return {}
+            sims = self.mat[[p for _, p in pos]] @ query
+        return {i: float(s) for (i, _), s in zip(pos, sims)}
+
     def search(self, query: np.ndarray, k: int, codes: Sequence[int]) -> list[tuple[str, float]]:
+        with self.lock:
+            return self._search(query, k, codes)
+
+    def _search(self, query: np.ndarray, k: int, codes: Sequence[int]) -> list[tuple[str, float]]:
         if self.size == 0 or k <= 0:
             return []
         ann = self.ann.usable(self) if self.ann is not None else None

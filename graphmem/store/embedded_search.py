@@ -4,6 +4,7 @@ the connection, the lock and the caches)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from typing import get_args
 
@@ -39,9 +40,10 @@ class SearchMixin:
     def _index(self, namespace: str, kind: str) -> VectorIndex:
         index = self._vindex.get((namespace, kind))
         if index is None:
+            lock = threading.RLock()
             ann = AnnState(self.ann_threshold, ann_file(self._ann_root, namespace, kind) if self._ann_root else None,
-                           self._lock) if self.ann_threshold else None
-            index = VectorIndex(self._dim(), ann)
+                           lock) if self.ann_threshold else None
+            index = VectorIndex(self._dim(), ann, lock)
             # the rows go into a matrix sized once, a chunk at a time: at 1M memories reading
             # them all as blobs, joined, then copied held three 2 GB copies at once
             index.reserve(self.conn.execute("SELECT count(*) FROM nodes WHERE namespace = ? AND kind = ?",
@@ -87,8 +89,7 @@ class SearchMixin:
         with self._lock, self._guard():
             self._sync()
             index = self._index(namespace, kind)
-            codes = [STATUS_CODE[Status(s).value] for s in statuses]
-            return index.search(q, k, codes)
+        return index.search(q, k, [STATUS_CODE[Status(s).value] for s in statuses])  # its own lock: beside the store's work
 
     def keyword_search(
         self, namespace: str, kind: NodeKind, text: str, k: int, statuses: Sequence[Status]
@@ -160,8 +161,4 @@ class SearchMixin:
         with self._lock, self._guard():
             self._sync()
             index = self._index(namespace, kind)
-            pos = [(i, index.pos[i]) for i in ids if i in index.pos]
-            if not pos:
-                return {}
-            sims = index.mat[[p for _, p in pos]] @ q
-            return {i: float(s) for (i, _), s in zip(pos, sims)}
+        return index.scores(ids, q)
