@@ -33,11 +33,12 @@ def test_mentions_are_read_through_covering_indexes_also_on_an_older_file(tmp_pa
     assert {"edges_by_target_source", "nodes_by_id_scope"} <= _indexes(path)
     assert "edges_by_target" not in _indexes(path)  # replaced: the new one serves every read it did
     statements: list[str] = []
-    s.conn.set_trace_callback(statements.append)
+    reader = s._reader()  # recall reads mentions on the thread's own connection
+    reader.set_trace_callback(statements.append)
     try:
         pairs = s.mentioned_by("a", [ann.id], "memory", [Status.active], 10)
     finally:
-        s.conn.set_trace_callback(None)
+        reader.set_trace_callback(None)
     assert sorted(pairs) == sorted((m.id, ann.id) for m in mems[:2])
     assert s.mentioned_by("a", [ann.id], "message", [Status.active], 10) == []
     sql = next(q for q in statements if "MENTIONS" in q)
@@ -208,3 +209,81 @@ def test_terms_are_counted_again_only_when_the_full_text_index_changes(tmp_path)
     finally:
         s.conn.set_trace_callback(None)
         s.close()
+
+
+def test_a_kept_view_is_read_again_once_its_record_changes(tmp_path):
+    """Recall's candidate views are kept decoded between reads; every way a record changes
+    (a put, a use counted and flushed, another process's write, a rolled-back block, a
+    delete) shows in the next read."""
+    from datetime import datetime, timezone
+
+    import pytest
+
+    path = tmp_path / "s.db"
+    s = EmbeddedStore(path)
+    s.init(embedder="test-embedder", dim=4)
+    m = MemoryRecord(namespace="a", text="Ann likes tea")
+    s.put("a", [m])
+
+    def read():
+        (view,) = s.views("a", [m.id])
+        return view.text, view.status, view.access_count
+
+    assert read() == ("Ann likes tea", Status.active, 0)
+    assert read() == ("Ann likes tea", Status.active, 0)  # kept
+    m.text = "Ann likes coffee"
+    s.put("a", [m])
+    assert read() == ("Ann likes coffee", Status.active, 0)
+    at = datetime(2026, 12, 6, tzinfo=timezone.utc)
+    s.record_access("a", [m.id], at)
+    assert read() == ("Ann likes coffee", Status.active, 1)  # the pending use
+    s._access.flush()
+    assert read() == ("Ann likes coffee", Status.active, 1)  # the same use, now in the row
+    assert s.views("a", [m.id])[0].last_accessed_at == at
+
+    other = EmbeddedStore(path)  # another process's handle
+    other.init(embedder="test-embedder", dim=4)
+    m.text, m.status = "Ann likes cocoa", Status.superseded
+    other.put("a", [m])
+    other.close()
+    assert read() == ("Ann likes cocoa", Status.superseded, s.get("a", [m.id])[0].access_count)  # as the row says
+
+    with pytest.raises(RuntimeError):
+        with s.atomic():
+            m.text = "Ann likes juice"
+            s.put("a", [m])
+            assert read()[0] == "Ann likes juice"  # the block's own write
+            raise RuntimeError("roll back")
+    assert read()[0] == "Ann likes cocoa"
+    assert s.views("a", [m.id, "no-such-id", m.id])[1].id == m.id  # in the order asked, the missing left out
+    s.delete("a", [m.id])
+    assert s.views("a", [m.id]) == []
+    s.close()
+
+
+def test_reads_run_beside_the_lock_and_an_atomic_block_reads_its_own_writes(tmp_path):
+    """Recall's record and mention reads go through the thread's own read connection (the
+    layers of a recall read at once); inside this thread's atomic() block they read the main
+    connection, which holds the block's writes before they commit."""
+    path = tmp_path / "s.db"
+    s = EmbeddedStore(path)
+    s.init(embedder="test-embedder", dim=4)
+    ann = Entity(namespace="a", name="Ann", type="person")
+    first = MemoryRecord(namespace="a", text="Ann likes tea")
+    s.put("a", [ann, first], edges=[Edge(namespace="a", source=first.id, type=EdgeType.MENTIONS, target=ann.id)])
+    on_main: list[str] = []
+    s.conn.set_trace_callback(on_main.append)
+    assert [v.id for v in s.views("a", [first.id])] == [first.id]
+    assert s.mentioned_by("a", [ann.id], "memory", [Status.active], 5) == [(first.id, ann.id)]
+    assert not [q for q in on_main if "FROM nodes WHERE namespace = 'a' AND id IN" in q or "MENTIONS" in q]
+
+    second = MemoryRecord(namespace="a", text="Ann plays volleyball")
+    with s.atomic():
+        s.put("a", [second], edges=[Edge(namespace="a", source=second.id, type=EdgeType.MENTIONS, target=ann.id)])
+        assert [v.text for v in s.views("a", [second.id])] == ["Ann plays volleyball"]
+        assert sorted(s.mentioned_by("a", [ann.id], "memory", [Status.active], 5)) == sorted(
+            [(first.id, ann.id), (second.id, ann.id)])
+        assert [i for i, _ in s.keyword_search("a", "memory", "volleyball", 5, [Status.active])] == [second.id]
+    s.conn.set_trace_callback(None)
+    assert [v.text for v in s.views("a", [second.id])] == ["Ann plays volleyball"]
+    s.close()

@@ -7,7 +7,9 @@ on first use. The entity-relation graph is held in networkx for multi-hop traver
 
 In-memory caches follow this process's own writes incrementally; writes from another
 process or connection are noticed through ``PRAGMA data_version`` and drop the caches,
-which then reload lazily. One connection serves all threads under a lock.
+which then reload lazily. One connection writes, under the store's lock; recall's keyword,
+mention and record reads go through each thread's own read-only connection beside it, and a
+vector search holds only its index's lock, so the layers of one recall read at once.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,7 +46,7 @@ from .embedded_reembed import ReembedMixin
 from .embedded_rows import RowsMixin
 from .embedded_search import SearchMixin
 from .embedded_tx import TransactionsMixin
-from .views import RecordView
+from .views import DecodedViews, RecordView
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -72,6 +74,7 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin, Ro
         self._wrote = threading.Event()
         self._closing = threading.Event()
         self._atomic: set[str] | None = None  # inside atomic(): the namespaces written; one transaction
+        self._atomic_owner: int | None = None  # the thread inside atomic()
         self._unscrubbed = threading.Event()  # forgotten text may still be in the file: a reader held an older snapshot
         self._checkpoint_thread: threading.Thread | None = None
         self._readers = threading.local()  # per-thread read connections for lock-free FTS queries
@@ -80,6 +83,7 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin, Ro
         self._commits = 0  # commits seen (ours, and others' through data_version): keys the small caches
         self._kinds: tuple[int, dict] = (-1, {})
         self._doc_counts: tuple[bytes | None, dict[str, int]] = (None, {})  # the index's version, term -> documents
+        self._decoded = DecodedViews()  # recall's candidates, decoded, until written
         self._tenants: tuple[int, dict | None, tuple | None] = (-1, None, None)  # commits, namespace sizes, last counts
         self.capabilities = StoreCapabilities(file=None if str(self.path) == ":memory:" else self.path)
 
@@ -141,6 +145,13 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin, Ro
             self.dim, self.embedder = dim, embedder
             self._next = (rows["next_embedder"], int(rows["next_dim"])) if rows.get("next_embedder") else None
             self._data_version = self._read_data_version()
+
+    def _unlocked_reader(self) -> sqlite3.Connection | None:
+        """``_reader`` where this thread may read without the store's lock; None inside its own
+        ``atomic()`` block, whose writes only the main connection sees (read there, locked)."""
+        if self._atomic is not None and self._atomic_owner == threading.get_ident():
+            return None
+        return self._reader()
 
     def _reader(self) -> sqlite3.Connection | None:
         """This thread's own read-only connection (WAL lets it read beside the writer); None
@@ -204,6 +215,7 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin, Ro
             self._commits += 1
             drop_indexes(self._vindex, self._ann_root)
             self._graphs.clear()
+            self._decoded.clear()
             self._data_version = version
 
     # namespaces -------------------------------------------------------------------------
@@ -227,6 +239,7 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin, Ro
                 cur.execute("DELETE FROM namespaces WHERE name = ?", (namespace,))
             drop_indexes(self._vindex, self._ann_root, namespace, files=True)
             self._graphs.pop(namespace, None)
+            self._decoded.clear(namespace)
             self._scrub()
             return len(rowids)
 
@@ -303,6 +316,7 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin, Ro
             self._access.maybe_flush()
 
     def _after_put(self, namespace: str, nodes: Sequence[Node], vectors: np.ndarray | None, has_vec) -> None:
+        self._decoded.drop(namespace, (n.id for n in nodes))
         by_kind: dict[str, list[int]] = {}
         for i, node in enumerate(nodes):
             by_kind.setdefault(node.kind, []).append(i)
@@ -332,7 +346,34 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin, Ro
         return self._read(namespace, ids, hydrate)
 
     def views(self, namespace: str, ids: Sequence[str]) -> list[RecordView]:
-        return self._read(namespace, ids, RecordView)
+        """Views kept decoded where their rows were not written since (``DecodedViews``); the
+        others read on this thread's own connection, beside the store's other work (the layers
+        of a recall read at once: SQLite lets go of the GIL), and kept unless a write came
+        meanwhile."""
+        if not ids:
+            return []
+        with self._lock, self._guard():
+            self._sync()
+            found, missing = self._decoded.views(namespace, ids, self._access.get)
+            since, conn = self._decoded.writes, self._unlocked_reader() if missing else None
+        if missing:
+            with nullcontext() if conn is not None else self._lock, self._guard():
+                read = self._hydrate(self._rows(conn or self.conn, namespace, missing), RecordView)
+            with self._lock:
+                self._decoded.keep(namespace, read, since)
+            found.update((v.id, v) for v in read)
+        return [found[i] for i in ids if i in found]
+
+    def _rows(self, conn: sqlite3.Connection, namespace: str, ids: Sequence[str]) -> list[tuple]:
+        """The rows (``_COLS``) of ``ids``, each once."""
+        out: list[tuple] = []
+        for chunk in _chunks(list(dict.fromkeys(ids)), 500):
+            marks = ",".join("?" * len(chunk))
+            out += conn.execute(
+                f"SELECT {self._COLS} FROM nodes WHERE namespace = ? AND id IN ({marks})",  # noqa: S608
+                (namespace, *chunk),
+            ).fetchall()
+        return out
 
     def _read(self, namespace: str, ids: Sequence[str], build: Callable[..., Any]) -> list[Any]:
         """``_hydrate`` of each id found, in the order asked."""
@@ -340,14 +381,7 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin, Ro
             return []
         with self._lock, self._guard():
             self._sync()
-            found: dict[str, Any] = {}
-            for chunk in _chunks(list(dict.fromkeys(ids)), 500):
-                marks = ",".join("?" * len(chunk))
-                rows = self.conn.execute(
-                    f"SELECT {self._COLS} FROM nodes WHERE namespace = ? AND id IN ({marks})",  # noqa: S608
-                    (namespace, *chunk),
-                )
-                found.update((n.id, n) for n in self._hydrate(rows, build))
+            found = {n.id: n for n in self._hydrate(self._rows(self.conn, namespace, ids), build)}
             return [found[i] for i in ids if i in found]
 
     def query(
@@ -447,6 +481,7 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin, Ro
                     cur.execute("DELETE FROM names WHERE namespace = ? AND entity_id = ?", (namespace, node_id))
             self._graphs.pop(namespace, None)  # reloads lazily without the deleted edges
             self._access.discard(namespace, [node_id for _, node_id, _ in found])
+            self._decoded.drop(namespace, [node_id for _, node_id, _ in found])
             for _, node_id, kind in found:
                 index = self._vindex.get((namespace, kind))
                 if index is not None:
@@ -517,3 +552,5 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin, Ro
                     " WHERE namespace = ? AND id = ?",
                     [(count, at.timestamp(), ns, node_id) for (ns, node_id), (count, at) in pending.items()],
                 )
+            for ns, node_id in pending:  # their counts moved from the buffer into the rows
+                self._decoded.drop(ns, (node_id,))

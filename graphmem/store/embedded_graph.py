@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from contextlib import nullcontext
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -154,11 +155,16 @@ class GraphMixin:
             self._sync()
             if not self._holds(namespace, kind):
                 return out
+            conn = self._unlocked_reader()
+        # on this thread's own connection where it can, beside the store's other work (the layers
+        # of a recall ask at once); locked on the main one inside this thread's atomic() block
+        with nullcontext() if conn is not None else self._lock, self._guard():
+            conn = conn or self.conn
             for chunk in _chunks(list(entity_ids), 400):
                 if len(out) >= limit:
                     break
                 marks = ",".join("?" * len(chunk))
-                out += self.conn.execute(
+                out += conn.execute(
                     # edges by target drive the join; left alone, the planner scans the namespace's edges
                     "SELECT e.source, e.target FROM edges e INDEXED BY edges_by_target_source "
                     "CROSS JOIN nodes n ON n.namespace = e.namespace AND n.id = e.source "

@@ -107,7 +107,7 @@ class SearchMixin:
             # about what part of the file the scopes hold: the kind's vectors (a guide only)
             index = self._vindex.get((namespace, kind))
             share = index.size / max(fts_rows(self.conn), 1) if index is not None and tenant is None else 0.0
-        reader = self._reader()
+        reader = self._unlocked_reader()
         with self._guard():
             if reader is None:
                 with self._lock:

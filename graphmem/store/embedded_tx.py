@@ -91,7 +91,7 @@ class TransactionsMixin:
             self._sync()
             cur = self._connect().cursor()
             cur.execute("BEGIN IMMEDIATE")  # no other writer, in any process, until the block ends
-            self._atomic = set()
+            self._atomic, self._atomic_owner = set(), threading.get_ident()
             try:
                 yield
             except BaseException:
@@ -100,13 +100,14 @@ class TransactionsMixin:
                 for namespace in self._atomic:
                     drop_indexes(self._vindex, self._ann_root, namespace, files=True)
                     self._graphs.pop(namespace, None)
+                    self._decoded.clear(namespace)
                 raise
             else:
                 cur.execute("COMMIT")
                 self._wrote.set()
                 self._start_checkpointer()
             finally:
-                self._atomic = None
+                self._atomic = self._atomic_owner = None
                 self._commits += 1
 
     def _scrub(self) -> None:
