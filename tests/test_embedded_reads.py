@@ -287,3 +287,35 @@ def test_reads_run_beside_the_lock_and_an_atomic_block_reads_its_own_writes(tmp_
     s.conn.set_trace_callback(None)
     assert [v.text for v in s.views("a", [second.id])] == ["Ann plays volleyball"]
     s.close()
+
+
+def test_maintain_merges_the_keyword_index_into_one_segment_with_the_same_hits(tmp_path):
+    from graphmem import Memory
+    from graphmem.settings import Settings
+
+    def segments(path) -> int:
+        with sqlite3.connect(path) as conn:
+            return conn.execute("SELECT count(DISTINCT segid) FROM fts_idx").fetchone()[0]
+
+    path = tmp_path / "m.db"
+    s = EmbeddedStore(path)
+    s.init(embedder="test-embedder", dim=4)
+    for batch in range(6):  # each write leaves a segment of the full-text index
+        s.put("a", [MemoryRecord(namespace="a", text=f"Ann {batch} likes green tea number {i}") for i in range(5)]
+              + [MemoryRecord(namespace="a", text=f"Bo {batch} plays chess")])
+    asked = [("green tea", 10), ("chess", 3), ("Ann tea", 4)]
+    before = [s.keyword_search("a", "memory", q, k, [Status.active]) for q, k in asked]
+    assert segments(path) > 1
+    s.optimize()
+    assert segments(path) == 1
+    assert [s.keyword_search("a", "memory", q, k, [Status.active]) for q, k in asked] == before
+    s.close()
+
+    mem = Memory(tmp_path / "other.db", settings=Settings(extraction="off"))
+    for text in ("Ann keeps bees in the garden", "Bo repairs old bicycles", "Cy sings in a choir"):
+        mem.remember(text)
+    mem.maintain(dry_run=True)
+    assert segments(tmp_path / "other.db") > 1  # a dry run changes nothing
+    mem.maintain()
+    assert segments(tmp_path / "other.db") == 1
+    mem.close()

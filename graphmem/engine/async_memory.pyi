@@ -167,7 +167,8 @@ class AsyncMemory:
     async def maintain(self, namespace: str | None = ..., *, dry_run: bool = ..., now: datetime | None = ..., policy: LifecycleSettings | dict | None = ..., progress: Callable[[str, int, int], None] | None = ...) -> list[MaintenanceRun]:
         """One maintenance run over a namespace (default: every namespace): merge near-duplicates,
         expire unused unimportant memories to archive, apply the cap, purge what was archived
-        long enough, and finish a pending re-embedding. ``dry_run`` changes nothing but still
+        long enough, and finish a pending re-embedding; then the store's search structures are
+        put in their fastest form (``Store.optimize``). ``dry_run`` changes nothing but still
         leaves the audit record. ``now`` moves the clock (time travel); ``policy`` overrides the
         settings' ``lifecycle`` numbers for this run. Returns one audit record per namespace; a
         namespace named but never written raises ``NamespaceNotFoundError`` (reads find nothing)."""

@@ -33,7 +33,8 @@ class LifecycleMixin:
     ) -> list[MaintenanceRun]:
         """One maintenance run over a namespace (default: every namespace): merge near-duplicates,
         expire unused unimportant memories to archive, apply the cap, purge what was archived
-        long enough, and finish a pending re-embedding. ``dry_run`` changes nothing but still
+        long enough, and finish a pending re-embedding; then the store's search structures are
+        put in their fastest form (``Store.optimize``). ``dry_run`` changes nothing but still
         leaves the audit record. ``now`` moves the clock (time travel); ``policy`` overrides the
         settings' ``lifecycle`` numbers for this run. Returns one audit record per namespace; a
         namespace named but never written raises ``NamespaceNotFoundError`` (reads find nothing)."""
@@ -46,6 +47,9 @@ class LifecycleMixin:
         for ns in namespaces:
             with self._op("maintain", ns, dry_run=dry_run):
                 runs.append(self._maintainer.run(ns, dry_run=dry_run, now=when, policy=rules, progress=progress))
+        if not dry_run:
+            with self._parts.write_lock:
+                self.store.optimize()
         if not dry_run and (self._wanted_embedder is not None or self.store.reembed_target() is not None):
             done = self.reembed(self._wanted_embedder)
             with self._parts.write_lock:

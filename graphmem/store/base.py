@@ -388,6 +388,11 @@ class Store(Protocol):
         The embedded store holds off every other writer meanwhile; Neo4j's other sessions do
         not see the block's writes until it commits."""
 
+    def optimize(self) -> None:
+        """Put the store's search structures in their fastest form after many writes, whatever
+        it costs (``Memory.maintain`` calls it). The embedded store merges its full-text index
+        into one segment; Neo4j merges its own indexes."""
+
     def unscrubbed(self) -> bool:
         """Whether deleted text may still be in the store's file (the embedded store: a reader
         of an older snapshot held its pages past the delete's wait; they are scrubbed once it

@@ -511,6 +511,9 @@ class Neo4jStore(ExploreMixin, MetaMixin, ReembedMixin, RetireMixin, SearchMixin
     def unscrubbed(self) -> bool:
         return False  # the server's store files are its own
 
+    def optimize(self) -> None:
+        return None  # Lucene merges the server's full-text and vector indexes itself
+
     def delete(self, namespace: str, ids: Sequence[str]) -> int:
         if not ids:
             return 0
