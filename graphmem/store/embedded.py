@@ -364,13 +364,14 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin, Ro
             found.update((v.id, v) for v in read)
         return [found[i] for i in ids if i in found]
 
-    def _rows(self, conn: sqlite3.Connection, namespace: str, ids: Sequence[str]) -> list[tuple]:
-        """The rows (``_COLS``) of ``ids``, each once."""
+    def _rows(self, conn: sqlite3.Connection | sqlite3.Cursor, namespace: str, ids: Sequence[str],
+              columns: str = _COLS) -> list[tuple]:
+        """The rows (``columns``: fixed names) of ``ids``, each once."""
         out: list[tuple] = []
         for chunk in _chunks(list(dict.fromkeys(ids)), 500):
             marks = ",".join("?" * len(chunk))
             out += conn.execute(
-                f"SELECT {self._COLS} FROM nodes WHERE namespace = ? AND id IN ({marks})",  # noqa: S608
+                f"SELECT {columns} FROM nodes WHERE namespace = ? AND id IN ({marks})",  # noqa: S608
                 (namespace, *chunk),
             ).fetchall()
         return out
@@ -461,13 +462,7 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin, Ro
         with self._lock, self._guard():
             self._sync()
             with self._tx() as cur:
-                found: list[tuple[int, str, str]] = []
-                for chunk in _chunks(list(dict.fromkeys(ids)), 500):
-                    marks = ",".join("?" * len(chunk))
-                    found += cur.execute(
-                        f"SELECT rowid, id, kind FROM nodes WHERE namespace = ? AND id IN ({marks})",  # noqa: S608
-                        (namespace, *chunk),
-                    ).fetchall()
+                found = self._rows(cur, namespace, ids, "rowid, id, kind")
                 self._delete_rowids(cur, [r[0] for r in found])
                 for _, node_id, _ in found:
                     cur.execute("DELETE FROM edges WHERE namespace = ? AND source = ?", (namespace, node_id))
