@@ -319,3 +319,21 @@ def test_maintain_merges_the_keyword_index_into_one_segment_with_the_same_hits(t
     mem.maintain()
     assert segments(tmp_path / "other.db") == 1
     mem.close()
+
+
+def test_kept_views_are_the_ones_read_last_and_never_another_namespaces():
+    from graphmem.store.views import DecodedViews, RecordView
+
+    kept = DecodedViews(size=3)
+    rows = {i: RecordView("memory", f'{{"text": "fact {i}"}}', i, 0, None, None) for i in "abcd"}
+    kept.keep("x", [rows["a"], rows["b"], rows["c"]], since=kept.writes)
+    found, missing = kept.views("x", ["a"], lambda ns, i: None)  # "a" read again: "b" is the oldest now
+    assert [v.text for v in found.values()] == ["fact a"] and missing == []
+    kept.keep("x", [rows["d"]], since=kept.writes)
+    found, missing = kept.views("x", list("abcd"), lambda ns, i: None)
+    assert sorted(found) == ["a", "c", "d"] and missing == ["b"]
+    assert kept.views("y", ["a"], lambda ns, i: None) == ({}, ["a"])
+    since = kept.writes
+    kept.drop("x", ["z"])  # a write meanwhile: what was read before it is not kept
+    kept.keep("x", [rows["b"]], since=since)
+    assert kept.views("x", ["b"], lambda ns, i: (2, None))[1] == ["b"]
