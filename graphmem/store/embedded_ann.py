@@ -288,7 +288,7 @@ class AnnState:
                 chunk = todo[start : start + ADD_CHUNK]
                 with self.busy:
                     ann.add([ids[j] for j in chunk], mat[pos[chunk]])
-            while not self.lock.acquire(timeout=0.05):  # the index's lock; a close() (which joins this job) still ends the wait
+            while not self.lock.acquire(timeout=0.05):  # the index's; a close() (joining this job) ends the wait
                 if self.closed:
                     return
             try:

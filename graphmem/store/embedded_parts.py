@@ -66,9 +66,9 @@ class VectorIndex:
     """Cosine search over unit rows of one (namespace, kind): exact, or through an HNSW graph
     (``ann``, see ``embedded_ann``) once the kind is large, with exact scores either way.
 
-    Every method holds the index's own ``lock``, not the store's: the layers of one recall
-    search their indexes at once (numpy and usearch let go of the GIL), beside the store's
-    SQLite work. A writer takes it inside the store's lock, never the other way round."""
+    Every method holds the index's own ``lock``, not the store's: one layer's search leaves the
+    store's SQLite work to other threads (numpy's products let go of the GIL; usearch's search
+    keeps it). A writer takes it inside the store's lock, never the other way round."""
 
     def __init__(self, dim: int, ann: AnnState | None = None, lock: threading.RLock | None = None) -> None:
         self.dim = dim
