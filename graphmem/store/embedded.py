@@ -146,12 +146,15 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin, Ro
             self._next = (rows["next_embedder"], int(rows["next_dim"])) if rows.get("next_embedder") else None
             self._data_version = self._read_data_version()
 
-    def _unlocked_reader(self) -> sqlite3.Connection | None:
-        """``_reader`` where this thread may read without the store's lock; None inside its own
-        ``atomic()`` block, whose writes only the main connection sees (read there, locked)."""
-        if self._atomic is not None and self._atomic_owner == threading.get_ident():
-            return None
-        return self._reader()
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """A connection for recall's reads: this thread's own read-only one, without the store's
+        lock (the layers of a recall read at once: SQLite lets go of the GIL); the main one,
+        under the lock, inside this thread's own ``atomic()`` block (only it sees the block's
+        writes) and for an in-memory store."""
+        own = None if self._atomic is not None and self._atomic_owner == threading.get_ident() else self._reader()
+        with nullcontext() if own is not None else self._lock, self._guard():
+            yield own if own is not None else self.conn
 
     def _reader(self) -> sqlite3.Connection | None:
         """This thread's own read-only connection (WAL lets it read beside the writer); None
@@ -347,18 +350,16 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin, Ro
 
     def views(self, namespace: str, ids: Sequence[str]) -> list[RecordView]:
         """Views kept decoded where their rows were not written since (``DecodedViews``); the
-        others read on this thread's own connection, beside the store's other work (the layers
-        of a recall read at once: SQLite lets go of the GIL), and kept unless a write came
-        meanwhile."""
+        others read through ``_reading``, and kept unless a write came meanwhile."""
         if not ids:
             return []
         with self._lock, self._guard():
             self._sync()
             found, missing = self._decoded.views(namespace, ids, self._access.get)
-            since, conn = self._decoded.writes, self._unlocked_reader() if missing else None
+            since = self._decoded.writes
         if missing:
-            with nullcontext() if conn is not None else self._lock, self._guard():
-                read = self._hydrate(self._rows(conn or self.conn, namespace, missing), RecordView)
+            with self._reading() as conn:
+                read = self._hydrate(self._rows(conn, namespace, missing), RecordView)
             with self._lock:
                 self._decoded.keep(namespace, read, since)
             found.update((v.id, v) for v in read)

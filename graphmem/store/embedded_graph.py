@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from contextlib import nullcontext
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -155,11 +154,7 @@ class GraphMixin:
             self._sync()
             if not self._holds(namespace, kind):
                 return out
-            conn = self._unlocked_reader()
-        # on this thread's own connection where it can, beside the store's other work (the layers
-        # of a recall ask at once); locked on the main one inside this thread's atomic() block
-        with nullcontext() if conn is not None else self._lock, self._guard():
-            conn = conn or self.conn
+        with self._reading() as conn:
             for chunk in _chunks(list(entity_ids), 400):
                 if len(out) >= limit:
                     break

@@ -107,12 +107,8 @@ class SearchMixin:
             # about what part of the file the scopes hold: the kind's vectors (a guide only)
             index = self._vindex.get((namespace, kind))
             share = index.size / max(fts_rows(self.conn), 1) if index is not None and tenant is None else 0.0
-        reader = self._unlocked_reader()
-        with self._guard():
-            if reader is None:
-                with self._lock:
-                    return keyword_query(self.conn, terms, df, scopes, namespace, k, tenant, share)
-            return keyword_query(reader, terms, df, scopes, namespace, k, tenant, share)  # no store lock: beside vector work
+        with self._reading() as conn:
+            return keyword_query(conn, terms, df, scopes, namespace, k, tenant, share)
 
     def _term_counts(self, terms: list[str]) -> dict[str, int]:
         """Documents per term (the terms in some document only), kept until the full-text index

@@ -8,9 +8,9 @@ record cost ~40 % of the record reads (``hydrate``)."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
 
@@ -111,10 +111,10 @@ class RecordView:
 class DecodedViews:
     """Decoded views by (namespace, id) with the row they came from (the ``size`` read last),
     kept until that row is written (the store drops what it writes, and everything when
-    another process commits):
-    recall reads the same candidates again and again (at 100k memories, 65 % of the records a
-    context reads were read by an earlier context), and decoding is most of a read. The
-    access counts are not kept: a view takes the pending ones when it is made."""
+    another process commits): recall reads the same candidates again and again (at 100k
+    memories, 65 % of the records a context reads were read by an earlier context), and
+    decoding is most of a read. The access counts are not kept: a view takes the pending ones
+    when it is made."""
 
     def __init__(self, size: int = 16384) -> None:
         self.size = size
