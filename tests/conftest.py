@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import subprocess
+import threading
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -34,6 +36,18 @@ _wiped: set[tuple[str, str]] = set()
 # .ci/run sets it: there a missing optional system tool (Chromium, npm) fails its tests instead of
 # skipping them, so CI cannot pass with a test silently left out.
 REQUIRE_ALL = os.environ.get("GRAPHMEM_TEST_REQUIRE_ALL") == "1"
+
+
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def pytest_configure(config):
+    """A run stopped with SIGTERM (a CI job's timeout, ``kill``) ends as Ctrl-C does: the
+    session's fixtures are torn down, so a Neo4j server the run started is stopped instead of
+    left answering on its port for the next run to find."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupted)
 
 
 def system_tool(found: str | None, what: str) -> str:
