@@ -32,7 +32,7 @@ from ..models import Edge, EdgeType, Entity, Node, NodeKind, Status
 from ..telemetry import traced_methods
 from ..text.entities import normalised
 from .base import (
-    AccessBuffer, Accesses, StoreCapabilities, check_batch, first_named, hydrate, lease_holder, lease_value, name_taken,
+    AccessBuffer, Accesses, StoreCapabilities, check_batch, hydrate, lease_holder, lease_value, name_taken,
     named_lists, prepare_vectors, scoped,
 )
 from .embedded_ann import drop_indexes
@@ -508,7 +508,20 @@ class EmbeddedStore(TransactionsMixin, GraphMixin, ReembedMixin, SearchMixin, Ro
 
     # search (the rest is SearchMixin) ----------------------------------------------------
     def find_entities(self, namespace: str, names: Iterable[str]) -> dict[str, Entity]:
-        return first_named(self.entities_named(namespace, names))
+        """The oldest entity of each name (ids are time-ordered), only those read: a first
+        name in a 100k store is the alias of ~50 people, read whole before (~1 ms a recall)."""
+        norms = list(normalised(names))
+        with self._lock, self._guard():
+            first: dict[str, str] = {}
+            for chunk in _chunks(norms, 500):
+                marks = ",".join("?" * len(chunk))
+                first.update(self.conn.execute(
+                    f"SELECT m.norm, min(m.entity_id) FROM names m JOIN nodes n ON n.namespace = m.namespace "  # noqa: S608
+                    f"AND n.id = m.entity_id WHERE m.namespace = ? AND m.norm IN ({marks}) GROUP BY m.norm",
+                    (namespace, *chunk),
+                ))
+            entities = {e.id: e for e in self.get(namespace, list(set(first.values())))}
+        return {norm: entities[i] for norm, i in first.items() if i in entities}
 
     def entities_named(self, namespace: str, names: Iterable[str]) -> dict[str, list[Entity]]:
         norms = list(normalised(names))

@@ -44,13 +44,13 @@ def first_step(found: dict[str, tuple[str, str, bool]], there: str, here: str, p
         found[there] = (here, str(predicate or key or "related"), forward)
 
 
-def named_longest(named: Mapping[str, Sequence[Entity]]) -> dict[str, Entity]:
-    """The entity each name found names (the oldest), where no longer name found holds the
-    name (``longest_names``) and the entity is not rejected: "What does Alice Chen prefer?"
-    names Alice Chen, not also the Alice Wang whose alias "alice" is, nor the Quinn Chen of
-    "chen" (at 1M memories the three entities' relations tripled a walk's reads, and their
-    memories got graph evidence for a question about someone else)."""
-    first = {norm: found[0] for norm, found in named.items() if found and found[0].feedback != "rejected"}
+def named_longest(named: Mapping[str, Entity]) -> dict[str, Entity]:
+    """The entity each name found names (``Store.find_entities``: the oldest), where no longer
+    name found holds the name (``longest_names``) and the entity is not rejected: "What does
+    Alice Chen prefer?" names Alice Chen, not also the Alice Wang whose alias "alice" is, nor
+    the Quinn Chen of "chen" (at 1M memories the three entities' relations tripled a walk's
+    reads, and their memories got graph evidence for a question about someone else)."""
+    first = {norm: e for norm, e in named.items() if e.feedback != "rejected"}
     kept = set(longest_names(first))
     return {norm: e for norm, e in first.items() if norm in kept}
 
@@ -71,7 +71,7 @@ def walk(store: "Store", namespace: str, names: Sequence[str], depth: int, limit
          relations: RelationEnds | None = None) -> Walked:
     """``Store.walk`` from the store's single calls: the names, the rings, the relations
     (``relations``: a store's leaner read of them than whole edges)."""
-    found = {e.id: e for e in named_longest(store.entities_named(namespace, names)).values()}
+    found = {e.id: e for e in named_longest(store.find_entities(namespace, names)).values()}
     if not found:
         return Walked([], {}, {})
     hops = store.neighbours(namespace, list(found), depth, limit=limit)

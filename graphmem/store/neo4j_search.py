@@ -157,7 +157,7 @@ class SearchMixin:
             return Walked([], {}, {})
         (row,) = self._read("recall_walk", namespace=namespace, norms=norms, depth=depth, limit=limit)
         by_id = {e.id: e for e in self._hydrate(row["rows"], namespace)}
-        kept = named_longest({norm: [by_id[i]] for norm, i in row["hits"] if i in by_id})
+        kept = named_longest({norm: by_id[i] for norm, i in row["hits"] if i in by_id})
         entities = [e for e in by_id.values() if e.feedback != "rejected"]
         if {e.id for e in entities} != {e.id for e in kept.values()}:  # a name inside a longer one: the walk again
             return self.walk(namespace, Normalised(kept), depth, limit) if kept else Walked([], {}, {})
