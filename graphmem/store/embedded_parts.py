@@ -13,6 +13,7 @@ import numpy as np
 
 from ..embed import matvec
 from ..text import fts_query
+from .base import scope_token
 from .embedded_ann import Ann, AnnState
 
 DELETED = 255  # status code of a removed row in a VectorIndex
@@ -306,14 +307,12 @@ def keyword_query(conn: sqlite3.Connection, terms: list[str], df: dict[str, int]
     tail = ("ORDER BY score DESC, rowid LIMIT ?) s JOIN nodes n ON n.rowid = s.rowid WHERE n.namespace = ? "
             "ORDER BY s.score DESC, n.rowid")
     if tenant is None:
-        sql = ("SELECT n.id, s.score FROM (SELECT rowid, -bm25(fts, 0.0, 1.0) AS score FROM fts WHERE fts MATCH ? "
-               f"AND rowid >= ? {tail}")
+        sql = f"SELECT n.id, s.score FROM (SELECT rowid, score FROM {_MATCHED} {tail}"
 
         def top(expr: str, newest: bool = False) -> list[tuple[str, float]]:
             hits = _in_scope(conn, expr, scopes, k, namespace, share, newest)
             if hits is None:
-                scoped = f"({scope_expr}) AND ({expr})"
-                hits = _top(conn, sql, [scoped, _newest(conn, scoped) if newest else 0], k, namespace)
+                hits = _top(conn, sql, [f"({scope_expr}) AND ({expr})", _newest(newest)], k, namespace)
             return hits
 
         together = _together(rare, local, fts_rows(conn)) if over else []
@@ -335,22 +334,26 @@ def keyword_query(conn: sqlite3.Connection, terms: list[str], df: dict[str, int]
     # to the namespace's, then summed (the rarest term alone where it is over the budget)
     rows_all = fts_rows(conn)
     parts = ", ".join(f"t{i} AS MATERIALIZED (SELECT rowid, ? * -bm25(fts, 0.0, 1.0) AS score FROM fts "
-                      "WHERE fts MATCH ? AND rowid >= ?)" for i in range(len(kept)))  # bm25() needs a cursor of its own
+                      "WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?)" for i in range(len(kept)))  # bm25() needs a cursor of its own
     union = " UNION ALL ".join(f"SELECT rowid, score FROM t{i}" for i in range(len(kept)))
     sql = f"WITH {parts} SELECT n.id, s.score FROM (SELECT rowid, sum(score) AS score FROM ({union}) GROUP BY rowid {tail}"
     exprs = [f"({scope_expr}) AND ({fts_query([t])})" for t in kept]
     args = [v for i, (t, expr) in enumerate(zip(kept, exprs))
             for v in (_idf(tenant[0], local[t]) / _idf(rows_all, df[t]), expr,
-                      _newest(conn, expr) if over and i == 0 else 0)]
+                      _newest(over and i == 0))]
     return _top(conn, sql, args, k, namespace)
 
 
-def _newest(conn: sqlite3.Connection, expr: str) -> int:
-    """The lowest row id among the newest ``KEYWORD_DOC_BUDGET`` documents ``expr`` matches
-    (0 where it matches no more): FTS5 reads its doclist backwards that far, no further."""
-    row = conn.execute("SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-                       (expr, KEYWORD_DOC_BUDGET - 1)).fetchone()
-    return row[0] if row else 0
+# The documents an FTS5 query matches with their BM25 (the scope column weighs nothing), newest
+# first, at most as many as its LIMIT (``_newest``): FTS5 reads its doclist backwards that far
+# and no further, scoring as it goes (one pass, where finding the budget's oldest row id first
+# and then scoring from it read the doclist twice: 1.9 -> 1.3 ms a query of a layer of turns).
+_MATCHED = "(SELECT rowid, -bm25(fts, 0.0, 1.0) AS score FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT ?)"
+
+
+def _newest(newest: bool) -> int:
+    """The LIMIT of ``_MATCHED``: the newest ``KEYWORD_DOC_BUDGET`` documents, or all (-1)."""
+    return KEYWORD_DOC_BUDGET if newest else -1
 
 
 def _top(conn: sqlite3.Connection, sql: str, args: list, k: int, namespace: str) -> list[tuple[str, float]]:
@@ -365,17 +368,24 @@ def _in_scope(conn: sqlite3.Connection, expr: str, scopes: list[str], k: int, na
     ranking is the same (the scope column weighs 0 in bm25, the order is total), so the
     scoped hits among the first ``wide`` are its first; None where there are too few of them
     to know, and the scoped query answers. ``newest``: among the newest documents only
-    (``_newest``)."""
+    (``_newest``). A row's scope is its node's (namespace, kind, status), read from ``nodes``
+    for the ``wide`` rows kept: the index's own scope column is read for every row matched
+    before the sort (a query of 100k memories: 6.1 -> 5.0 ms, the same hits)."""
     if share < 0.5:
         return None
     wide = math.ceil(2 * k / share) + 8
     rows = conn.execute(
-        "SELECT n.id, s.score, s.scope FROM (SELECT rowid, scope, -bm25(fts, 0.0, 1.0) AS score FROM fts "
-        "WHERE fts MATCH ? AND rowid >= ? ORDER BY score DESC, rowid LIMIT ?) s LEFT JOIN nodes n "
-        "ON n.rowid = s.rowid AND n.namespace = ? ORDER BY s.score DESC, s.rowid",
-        (expr, _newest(conn, expr) if newest else 0, wide, namespace)).fetchall()
-    wanted = set(scopes)
-    hits = [(i, float(score)) for i, score, scope in rows if i is not None and scope in wanted]
+        f"SELECT n.id, s.score, n.kind, n.status FROM (SELECT rowid, score FROM {_MATCHED} "  # noqa: S608 (fixed)
+        "ORDER BY score DESC, rowid LIMIT ?) s LEFT JOIN nodes n ON n.rowid = s.rowid AND n.namespace = ? "
+        "ORDER BY s.score DESC, s.rowid",
+        (expr, _newest(newest), wide, namespace)).fetchall()
+    wanted, tokens = set(scopes), {}
+    hits = []
+    for i, score, kind, status in rows:
+        if i is not None:
+            token = tokens.get((kind, status)) or tokens.setdefault((kind, status), scope_token(namespace, kind, status))
+            if token in wanted:
+                hits.append((i, float(score)))
     return hits[:k] if len(hits) >= k or len(rows) < wide else None
 
 
