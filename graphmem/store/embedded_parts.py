@@ -8,6 +8,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import datetime
+from functools import lru_cache
 
 import numpy as np
 
@@ -379,14 +380,13 @@ def _in_scope(conn: sqlite3.Connection, expr: str, scopes: list[str], k: int, na
         "ORDER BY score DESC, rowid LIMIT ?) s LEFT JOIN nodes n ON n.rowid = s.rowid AND n.namespace = ? "
         "ORDER BY s.score DESC, s.rowid",
         (expr, _newest(newest), wide, namespace)).fetchall()
-    wanted, tokens = set(scopes), {}
-    hits = []
-    for i, score, kind, status in rows:
-        if i is not None:
-            token = tokens.get((kind, status)) or tokens.setdefault((kind, status), scope_token(namespace, kind, status))
-            if token in wanted:
-                hits.append((i, float(score)))
+    wanted = set(scopes)
+    hits = [(i, float(score)) for i, score, kind, status in rows
+            if i is not None and _scope_token(namespace, kind, status) in wanted]
     return hits[:k] if len(hits) >= k or len(rows) < wide else None
+
+
+_scope_token = lru_cache(maxsize=1024)(scope_token)  # a hash for each row kept, cached: a query's rows fall in a few scopes
 
 
 def tenant_counts(conn: sqlite3.Connection, terms: list[str], df: dict[str, int], tokens: list[str]) -> dict[str, int]:
