@@ -10,7 +10,7 @@ import time
 import pytest
 
 from graphmem import Memory
-from graphmem.engine.extraction import is_trivial
+from graphmem.engine.extraction import is_trivial, is_uninformative
 from graphmem.extract import default_model_path
 from graphmem.lifecycle.rules import Fact, decide
 from graphmem.extract.extractors import MEMORIES_END, InvalidOutput, extract_window
@@ -144,6 +144,23 @@ def test_trivial_windows_are_recognised():
 
     assert is_trivial(msgs("ok", "thanks!", "好的", "嗯嗯"))
     assert not is_trivial(msgs("ok", "my flight is on Monday"))
+
+
+def test_the_gate_sends_what_a_memory_is_made_of():
+    def window(text, entities=(), role="user"):
+        return [Message(session_id="s", content=text, role=role, entities=list(entities))]
+
+    # Chinese drops the first person: a habit or a change is the speaker's all the same
+    for said in ("地铁太挤了，现在每天拼车上班。", "黑咖啡太苦，早上都喝抹茶拿铁了。", "帕萨特卖了，平时坐地铁。",
+                 "早饭不喝豆浆了，改喝牛奶。", "These days the bus is quicker, honestly."):
+        assert not is_uninformative(window(said)), said
+    # a name the turn was tagged with, at the start of its sentence too
+    assert not is_uninformative(window("Kunle got promoted to head of the history department.", ["Kunle"]))
+    assert is_uninformative(window("Kunle got promoted to head of the history department."))
+    # what holds no memory still costs no call: acknowledgements, a question without a cue, the assistant's words
+    for said in ("好的，谢谢！", "That sounds great.", "What time is it?", "真的吗？"):
+        assert is_uninformative(window(said)), said
+    assert is_uninformative(window("I moved to Hamburg every morning now.", role="assistant"))
 
 
 # consolidation rules ------------------------------------------------------------------------

@@ -63,14 +63,18 @@ def make_extractor(s: Settings) -> Extractor:
                           draft_tokens=s.llm_draft_tokens)
 
 
-# What a memory is made of: a first person, a number, a date or time, a like or dislike, a name.
+# What a memory is made of: a first person, a number, a date or time, a habit or a change, a like
+# or dislike, a name. Chinese drops the first person ("地铁太挤了，现在每天拼车上班。" is the
+# speaker's commute): its habits and changes are cues of their own.
 _CUES = re.compile(
     r"\b(i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b|\d|"
     r"\b(today|tomorrow|yesterday|tonight|week|weekend|month|year|monday|tuesday|wednesday|thursday|friday|"
     r"saturday|sunday|january|february|march|april|may|june|july|august|september|october|november|december)\b|"
+    r"\b(now|these days|every|mornings?|evenings?|afternoons?|usually|recently|any ?more)\b|"
     r"\b(like[sd]?|love[sd]?|hate[sd]?|prefer(s|red)?|favou?rite|enjoy(s|ed)?|allergic|can't stand)\b|"
     r"\b(remember|always|never|please|first|then|next|finally|step|when)\b|"
-    r"我|咱|俺|喜欢|讨厌|爱|过敏|今天|明天|昨天|周|星期|月|号|年|[一二三四五六七八九十两]|记住|总是|请|首先|然后|最后|步骤",
+    r"我|咱|俺|喜欢|讨厌|爱|过敏|今天|明天|昨天|周|星期|月|号|年|[一二三四五六七八九十两]|记住|总是|请|首先|然后|最后|步骤|"
+    r"现在|最近|以前|平时|一般|经常|每|早上|早饭|中午|下午|晚上|已经|不再|改|换|搬|卖|戒|辞",
     re.IGNORECASE,
 )
 _NAME = re.compile(r"(?<=[a-z,;] )[A-Z][a-z]+")  # a capitalised word inside a sentence
@@ -83,13 +87,15 @@ def is_trivial(messages: list[Message]) -> bool:
 
 def is_uninformative(messages: list[Message]) -> bool:
     """Information gating before the model: a window is skipped when it is trivial, or when no
-    user turn has a cue a memory is made of (a first person, a number, a date, a like or
-    dislike, a name inside a sentence, an instruction or a sequence of steps). benchmarks/extraction_quality.py measures the facts
-    this loses (none on its set)."""
+    user turn has a cue a memory is made of (a first person, a number, a date, a habit or a
+    change, a like or dislike, a name inside a sentence or one the turn was tagged with, an
+    instruction or a sequence of steps). benchmarks/extraction_quality.py measures the facts
+    this loses (none on its set: "Kunle got promoted to head of the history department." and
+    "何磊最近在自学Rust。" were skipped before the tagged names counted)."""
     if is_trivial(messages):
         return True
-    said = [m.content for m in messages if m.role != "assistant"]
-    return not any(_CUES.search(t) or _NAME.search(t) for t in said)
+    said = [m for m in messages if m.role != "assistant"]
+    return not any(_CUES.search(m.content) or _NAME.search(m.content) or m.entities for m in said)
 
 
 _TOKENS = ApproxTokenCounter()
