@@ -26,7 +26,7 @@ from .builders import GraphBuilder, ModelIn, SpeakerIn, TaggedIn
 from .chains import ChainBuilder, Change
 from .parts import Parts
 from .rules import (SPECIFIC_TOPIC_COS, Decision, Fact, carried_over, decide, fact_of, merge_candidate, named_swap,
-                    restates_a_step, says_again_what_changed, states_a_replaced_value)
+                    restates_a_step, says_again_what_changed, states_a_replaced_value, without_clause)
 
 KNOWN_IN_PROMPT = 5  # related memories shown to the model with each window, by meaning
 KNOWN_MIN_COS = 0.3
@@ -250,6 +250,9 @@ class WindowFolder:
             if swap is not None:
                 done.add(old.id)
                 out.append(self._successor(namespace, old.id, swap, inp))
+            elif (rest := without_clause(fact, old, replaces[i])) is not None:
+                done.add(old.id)
+                out.append(self._rest_of(namespace, old.id, *rest, inp))
         vecs = self.parts.embedder.embed([inp.text for inp, _ in out]) if out else []
         return [(inp, vec, d) for (inp, d), vec in zip(out, vecs)]
 
@@ -283,6 +286,17 @@ class WindowFolder:
             source=rec.source, source_message_ids=list(dict.fromkeys([*inp.source_message_ids, *rec.source_message_ids])),
             valid_at=inp.valid_at), Decision("supersede", rec.id, f"the window changes {was} to {now}; the rest of the memory holds",
                                              swap)
+
+    def _rest_of(self, namespace: str, old_id: str, text: str, holds_object: bool, inp: MemoryIn
+                 ) -> tuple[MemoryIn, Decision]:
+        """The stored memory ``old_id`` without the clause the window says is over (``without_clause``),
+        superseding it; its triple is kept only where its object is still in the text."""
+        (rec,) = self.parts.store.get(namespace, [old_id])
+        return MemoryIn(
+            text=text, category=rec.category, subject=rec.subject, predicate=rec.predicate if holds_object else None,
+            object=rec.object if holds_object else None, importance=rec.importance, source=rec.source,
+            source_message_ids=list(dict.fromkeys([*inp.source_message_ids, *rec.source_message_ids])),
+            valid_at=inp.valid_at), Decision("supersede", rec.id, f"the window says part of it is over: {inp.text}")
 
     def _similar(self, namespace: str, vec: np.ndarray) -> list[tuple[Fact, float]]:
         store = self.parts.store

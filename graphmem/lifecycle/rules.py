@@ -251,6 +251,37 @@ def carried_over(candidate: Fact, old: Fact, replaces: frozenset[str], kept: fro
     return None
 
 
+_CLAUSE = re.compile(r"(\s*(?:[,;，；、]|\band\b)\s*)")
+
+
+def without_clause(candidate: Fact, old: Fact, replaces: frozenset[str]) -> tuple[str, bool] | None:
+    """A stored memory that says several things, one of which the candidate says is over, as
+    the rest of it, and whether its object is still in that rest: "赵海洋抽烟十几年了，最爱喝冰可乐"
+    once the turn says "烟我已经彻底不抽了" is "赵海洋最爱喝冰可乐" (the other clauses still hold).
+    None unless the memory's subject leads it and exactly one of its clauses names what the
+    change turn says was left (``replaces`` less the change words and the subject)."""
+    subject, text = (old.subject or "").strip(), old.text
+    if (not replaces or not subject or not text.startswith(subject) or _one_clause(text)
+            or not says_it_left(candidate.text) or not same_subject(candidate.subject, old.subject)):
+        return None
+    left = {t for t in replaces - change_words(candidate.text) - set(keywords(subject)) if not HAN_RUN.fullmatch(t)
+            or len(t) <= 4}  # a key word, not a whole run of the turn's Chinese
+    parts = _CLAUSE.split(text[len(subject):])  # clause, separator, clause, ...
+
+    def names(clause: str) -> bool:
+        words = set(keywords(clause))
+        return any(t in words or (HAN_RUN.fullmatch(t) and t in clause) for t in left)
+    hit = [i for i in range(0, len(parts), 2) if parts[i].strip() and names(parts[i])]
+    if len(hit) != 1 or all(not parts[i].strip() for i in range(0, len(parts), 2) if i != hit[0]):
+        return None
+    i = hit[0]
+    rest = "".join(parts[:i] + parts[i + 2:] if i + 1 < len(parts) else parts[:i - 1]).strip()
+    if not rest:
+        return None
+    joined = subject + ("" if HAN_RUN.match(rest) else " ") + rest
+    return joined, bool(old.object) and old.object.casefold() in joined.casefold()
+
+
 # attributes held one at a time: a memory that names the value replaced in one of them
 # ("周六打羽毛球，开一辆大众帕萨特" when the Passat was sold) takes the new value too
 ONE_AT_A_TIME = frozenset({"drives", "lives_in", "works_at"})
