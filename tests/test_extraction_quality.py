@@ -379,8 +379,11 @@ def test_what_a_change_left_and_where_it_went():
     assert left_phrases("I swapped the spin class for yoga.") == ["the spin class"]
     assert left_phrases("I took a flight from Paris to Rome.") == [] and destinations("a train from Paris to Rome") == []
     for ended in ("Tariq and I split up in March.", "Elin and I ended things.", "The vegan years are behind me.",
-                  "我和何磊已经不在一起了。", "面馆转让出去了。", "我已经不跳广场舞了。"):
+                  "我和何磊已经不在一起了。", "面馆转让出去了。", "我已经不跳广场舞了。", "The Lidl near me closed, so I shop at ICA now.",
+                  "楼下的超市倒闭了。", "烟我已经彻底不抽了。"):
         assert replaced_terms(turns(("Ann", ended))), ended
+    for same in ("The office is closed on Mondays.", "I closed the deal with Initech.", "I stopped by the bakery."):
+        assert not replaced_terms(turns(("Ann", same))), same
 
 
 def test_a_change_is_caught_by_the_attribute_it_changes(embedder):
@@ -465,7 +468,7 @@ FLOORS = {  # what the recorded run reached (docs/benchmarks.md: "Extraction qua
     "zh held out": {"sup_precision": 1.0, "sup_recall": 0.75},
     "en held out 2": {"sup_precision": 1.0, "sup_recall": 1.0},
     "zh held out 2": {"sup_precision": 1.0, "sup_recall": 0.5},
-    "en held out 3": {"sup_precision": 1.0, "sup_recall": 0.78},  # issue 46's batch: 0.21 as first asked
+    "en held out 3": {"sup_precision": 1.0, "sup_recall": 0.85},  # issue 46's batch: 0.21 as first asked
     "zh held out 3": {"sup_precision": 1.0, "sup_recall": 0.81},  # 0.25, precision 0.80, as first asked
     "en held out 4": {"sup_precision": 0.8, "sup_recall": 0.37},  # never read to change a rule: the estimate
     "zh held out 4": {"sup_precision": 0.88, "sup_recall": 0.75},  # 0.83 / 0.50 as first asked
