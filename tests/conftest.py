@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import signal
 import socket
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 from urllib.parse import urlparse
@@ -75,20 +77,73 @@ def neo4j_dev(command: str, backend: str = "neo4j") -> subprocess.CompletedProce
                           capture_output=True, text=True, timeout=600)
 
 
+def claim(uri: str):
+    """This session's claim on the Neo4j at ``uri`` (an open lock file: closing it lets go), or a
+    failure naming the session that holds it. Tests wipe the database they use, so two sessions
+    on one server delete each other's data: a local run beside ``.ci/run`` failed CI's tests."""
+    u = urlparse(uri)
+    lock = open(Path(tempfile.gettempdir()) / f"graphmem-test-neo4j-{u.hostname}-{u.port or 7687}.lock", "a+")
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        held = False
+    except BlockingIOError:
+        held = True
+    if held:
+        lock.seek(0)
+        holder = lock.read().strip() or "?"
+        lock.close()
+        pytest.fail(f"another test session (pid {holder}) is using the Neo4j at {uri}; tests wipe its database, so "
+                    "wait for that run to end, or point GRAPHMEM_TEST_NEO4J_URI / _2026_URI at another server")
+    lock.seek(0)
+    lock.truncate()
+    lock.write(str(os.getpid()))
+    lock.flush()
+    return lock
+
+
 def _server(backend: str):
-    """A real Neo4j of ``backend``'s line for the session: the one at its URI if it answers, else
-    one started here with scripts/neo4j-dev (and stopped at the end). Never skipped."""
+    """A real Neo4j of ``backend``'s line for the session, claimed for it alone (``claim``): the
+    one at its URI if it answers, else one started here with scripts/neo4j-dev (and stopped at
+    the end). Never skipped."""
     uri, started = NEO4J_URIS[backend], False
-    if not _reachable(uri):
-        if "GRAPHMEM_TEST_NEO4J_URI" in os.environ:
-            pytest.fail(f"no Neo4j answers at {uri}")
-        done = neo4j_dev("start", backend)
-        if done.returncode != 0:
-            pytest.fail(f"scripts/neo4j-dev start (NEO4J_LINE={NEO4J_LINES[backend]}) failed:\n{done.stdout}\n{done.stderr}")
-        started = True
-    yield uri
-    if started:
-        neo4j_dev("stop", backend)
+    _claim_all()
+    try:
+        if not _reachable(uri):
+            if "GRAPHMEM_TEST_NEO4J_URI" in os.environ:
+                pytest.fail(f"no Neo4j answers at {uri}")
+            done = neo4j_dev("start", backend)
+            if done.returncode != 0:
+                pytest.fail(f"scripts/neo4j-dev start (NEO4J_LINE={NEO4J_LINES[backend]}) failed:\n{done.stdout}\n{done.stderr}")
+            started = True
+        yield uri
+        if started:
+            neo4j_dev("stop", backend)
+    finally:
+        lock = _claims.pop(uri, None)
+        if lock is not None:
+            lock.close()
+
+
+_claims: dict[str, object] = {}  # uri -> this session's lock on it
+_refused: list[str] = []
+
+
+def _claim_all() -> None:
+    """Every Neo4j this session tests, claimed at once on the first one's use: a session that finds
+    one held takes none (two sessions that each took one would fail each other's other half)."""
+    if _refused:
+        pytest.fail(_refused[0])
+    if _claims:
+        return
+    try:
+        for uri in dict.fromkeys(NEO4J_URIS[b] for b in NEO4J_BACKENDS):
+            _claims[uri] = claim(uri)
+    except pytest.fail.Exception as exc:
+        for lock in _claims.values():
+            lock.close()
+        _claims.clear()
+        _refused.append(str(exc))
+        raise
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,6 @@
-"""The test harness itself: a run stopped with SIGTERM tears its servers down, and
-``scripts/neo4j-dev`` refuses to start beside a server it does not own on its port."""
+"""The test harness itself: a run stopped with SIGTERM tears its servers down,
+``scripts/neo4j-dev`` refuses to start beside a server it does not own on its port, and two
+test sessions never share one Neo4j."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ import sys
 import threading
 import time
 
-from .conftest import ROOT
+import pytest
+
+from .conftest import ROOT, claim
 
 SESSION_TEST = '''
 import pathlib, time
@@ -83,3 +86,16 @@ def test_neo4j_dev_will_not_start_beside_a_server_it_does_not_own(tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     assert f"another server already answers Bolt on 127.0.0.1:{other.port}" in done.stderr
     assert not (tmp_path / "dev" / "server.pid").exists()  # nothing started, nothing to stop later
+
+
+def test_two_sessions_never_share_one_neo4j():
+    """Tests wipe the database they use: a second session on the same server is told who holds
+    it instead of deleting the first one's data (a local run beside .ci/run did)."""
+    uri = "bolt://127.0.0.1:1"  # no server needed: the claim is a lock file named after the address
+    first = claim(uri)
+    try:
+        with pytest.raises(pytest.fail.Exception, match=f"another test session \\(pid {os.getpid()}\\)"):
+            claim(uri)
+    finally:
+        first.close()
+    claim(uri).close()  # free again once the first session lets go
