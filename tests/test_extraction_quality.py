@@ -431,6 +431,13 @@ def test_what_is_over_leaves_a_memory_that_says_more():
     assert without_clause(cello, fact_of("d", "Every week Hugo plays the cello and swims", "Hugo", "plays", "cello"),
                           replaced_terms(sold)) is None
     assert without_clause(cello, fact_of("e", "Hugo swims and reads", "Hugo", "swims", "pool"), replaced_terms(sold)) is None
+    # two values of one clause ("jazz and chess", "跑步、游泳") are not two clauses: the rules for values handle them
+    assert without_clause(fact_of("", "Hugo no longer listens to jazz", "Hugo", "likes", "none"),
+                          fact_of("g", "Hugo likes jazz and chess", "Hugo", "likes", "jazz"),
+                          replaced_terms(turns(("Hugo", "I stopped listening to jazz.")))) is None
+    assert without_clause(fact_of("", "林晓已经不跑步了", "林晓", "hobbies", "none"),
+                          fact_of("h", "林晓喜欢跑步、游泳", "林晓", "hobbies", "跑步"),
+                          replaced_terms(turns(("林晓", "我已经不跑步了。")))) is None
     visit = turns(("Hugo", "I stopped by the bakery."))
     assert not replaced_terms(visit) and without_clause(
         fact_of("", "Hugo stopped by the bakery", "Hugo", "visited", "bakery"),

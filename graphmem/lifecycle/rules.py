@@ -251,7 +251,11 @@ def carried_over(candidate: Fact, old: Fact, replaces: frozenset[str], kept: fro
     return None
 
 
-_CLAUSE = re.compile(r"(\s*(?:[,;，；、]|\band\b)\s*)")
+# where a memory's clauses meet: a comma or semicolon, or "and" before a verb of its own ("smokes
+# and drinks coffee"; not "likes jazz and chess", one clause naming two values)
+_CLAUSE = re.compile(r"(\s*[,;，；]\s*(?:and\s+)?|\s+and\s+(?=(?:is|are|was|has|have|had|does|works|lives|drives|"
+                     r"plays|runs|takes|goes|uses|owns|loves|likes|enjoys|prefers|drinks|eats|studies|teaches|"
+                     r"speaks|smokes|buys|shops|rides|walks|cycles|commutes|dates|attends|volunteers)\b))", re.IGNORECASE)
 
 
 def without_clause(candidate: Fact, old: Fact, replaces: frozenset[str]) -> tuple[str, bool] | None:
