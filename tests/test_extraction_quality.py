@@ -42,7 +42,7 @@ def test_the_set_is_big_enough_bilingual_and_well_formed():
     cases = [c for c in conflicts["cases"] if not c.get("heldout")]
     assert len(cases) >= 40 and {c["kind"] for c in cases} == {"change", "coexist", "supplement", "restate"}
     assert collections.Counter(conflicts["people"][c["person"]]["lang"] for c in cases) == {"en": 20, "zh": 20}
-    for batch, size in ((True, 7), (2, 5), (3, 20), (4, 11)):  # written after the rules: reported apart
+    for batch, size in ((True, 7), (2, 5), (3, 20), (4, 11), (5, 10)):  # written after the rules: reported apart
         heldout = [c for c in conflicts["cases"] if c.get("heldout") == batch and type(c.get("heldout")) is type(batch)]
         assert collections.Counter(conflicts["people"][c["person"]]["lang"] for c in heldout) == {"en": size, "zh": size}
 
@@ -479,6 +479,8 @@ FLOORS = {  # what the recorded run reached (docs/benchmarks.md: "Extraction qua
     "zh held out 3": {"sup_precision": 1.0, "sup_recall": 0.81},  # 0.25, precision 0.80, as first asked
     "en held out 4": {"sup_precision": 0.8, "sup_recall": 0.37},  # never read to change a rule: the estimate
     "zh held out 4": {"sup_precision": 0.88, "sup_recall": 0.75},  # 0.83 / 0.50 as first asked
+    "en held out 5": {"sup_precision": 0.5, "sup_recall": 0.2},  # written before the time of day was read
+    "zh held out 5": {"sup_precision": 0.66, "sup_recall": 0.33},
 }
 
 
@@ -496,9 +498,9 @@ def test_recorded_evaluation_holds_its_figures(recorded):
         assert cost.sent == 36 and cost.first_try_valid >= cost.sent - 1
     for lang, (c, _) in recorded["conflicts"].items():
         floor = FLOORS[lang]
-        size = 5 if lang.endswith("held out 2") else 7 if lang.endswith("held out") else 11 if lang.endswith("4") else 20
+        size = {"2": 5, "t": 7, "4": 11, "5": 10}.get(lang[-1], 20) if "held out" in lang else 20
         assert c.cases == size and c.kept_violations == 0, c.notes
-        assert c.changes >= {5: 2, 7: 4, 11: 8, 20: 9}[size], c.notes
+        assert c.changes >= {5: 2, 7: 4, 10: 5, 11: 8, 20: 9}[size], c.notes
         assert c.retired_right / max(c.retired, 1) >= floor["sup_precision"], c.notes
         assert c.replaced / c.changes >= floor["sup_recall"], c.notes
 
