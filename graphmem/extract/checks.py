@@ -385,6 +385,20 @@ def is_vague(value: str | None) -> bool:
     return bool(value) and _VAGUE.search(value.strip()) is not None
 
 
+# the parts of a day a habit may be tied to ("every morning", "睡前"): a drink at another one is another habit
+_DAYTIME = {
+    "morning": re.compile(r"\b(mornings?|breakfast)\b|早上|早晨|早饭|早餐|上午", re.IGNORECASE),
+    "midday": re.compile(r"\b(afternoons?|lunch(time)?|midday|noon)\b|中午|下午|午饭|午餐", re.IGNORECASE),
+    "evening": re.compile(r"\b(evenings?|nights?|tonight|bedtime|before bed|dinner)\b|晚上|夜里|半夜|睡前|晚饭|晚餐",
+                          re.IGNORECASE),
+}
+
+
+def times_of_day(text: str) -> frozenset[str]:
+    """The parts of the day ``text`` names: morning, midday, evening."""
+    return frozenset(part for part, pattern in _DAYTIME.items() if pattern.search(text))
+
+
 def change_words(text: str) -> set[str]:
     """The key words of a text's change cues ("left", "switched from", "不再")."""
     return {k for m in _change_cues(text) for k in terms_of(m.group(0))}

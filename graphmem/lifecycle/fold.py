@@ -118,14 +118,15 @@ class WindowFolder:
         for inp, vec, d in carried:
             plan.append((inp, d))
             pool.append((fact_of(f"new:{len(pool)}", inp.text, inp.subject, inp.predicate, inp.object), vec))
+        said = [" ".join(t.content for t in turns if t.role != "assistant") for _, turns in admitted]
         admitted = [m for m, _ in admitted]
         retiring = {d.target for _, _, d in carried}  # superseded by a successor already
         attributes = Attributes(embedder)  # which one-value attribute a memory states, by meaning
         stale: set[str] = set()  # merged into, but the window says their value changed
-        for inp, vec, changed, adds, near in zip(inputs, vecs, replaces, additive, stored):
+        for inp, vec, changed, adds, near, turn in zip(inputs, vecs, replaces, additive, stored, said):
             stored_near = [(f, c) for f, c in near if f.id not in retiring]
             similar = sorted(stored_near + [(f, float(v @ vec)) for f, v in pool], key=lambda fc: -fc[1])
-            fact = fact_of("", inp.text, inp.subject, inp.predicate, inp.object)
+            fact = fact_of("", inp.text, inp.subject, inp.predicate, inp.object, said=turn)
             # a memory the window is retiring is still one the model may retell ("Bastian works at
             # Siemens" beside "I left Siemens ... joined Zalando", whose Siemens memory is carried over)
             if states_a_replaced_value(fact, [o for o, _ in near], changed) or _swapped_out(inp, carried):

@@ -52,7 +52,7 @@ from ..models import SOURCE_CONFIDENCE, MemoryIn, MemoryRecord, Status
 from ..retrieve.scoring import frequency, recency
 from ..settings import LifecycleSettings, RecallOptions
 from ..extract.checks import (HAN_RUN, change_words, destinations, holds_one_value, is_vague, left_phrases, names_most,
-                              origins, predicate_family, same_relation, says_it_left)
+                              origins, predicate_family, same_relation, says_it_left, times_of_day)
 from ..extract.schema import normalise_predicate
 from ..text import keywords, normalise_name
 from ..text.tokens import segment
@@ -74,6 +74,7 @@ class Fact:
     subject: str | None
     predicate: str | None
     object: str | None
+    said: str = ""  # a candidate's source turns (the user's words), where the rules may read them
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: fro
         if (attribute is not None and not adds and candidate.object and old.object and _one_clause(old.text)
                 and not _same(candidate.object, old.object) and not _still_has(candidate, old)
                 and not says_it_left(candidate.text) and (same := attribute(candidate.text)) is not None
-                and same == attribute(old.text)):
+                and same == attribute(old.text) and not at_other_times(candidate, old)):
             return Decision("supersede", old.id, f"{same}, by meaning: {old.object} -> {candidate.object}")
         # a specific predicate (prefers_language) names one attribute; a bare verb (prefers,
         # likes, has) covers many, so only a memory about the same thing may be replaced
@@ -148,7 +149,8 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: fro
         if adds:
             continue
         if (_same(candidate.predicate, old.predicate, True) and not _same(candidate.object, old.object)
-                and holds_one_value(_predicate(candidate.predicate or "")) and not _still_has(candidate, old)):
+                and holds_one_value(_predicate(candidate.predicate or "")) and not _still_has(candidate, old)
+                and not at_other_times(candidate, old)):
             return Decision("supersede", old.id, f"{old.predicate}: {old.object} -> {candidate.object}")
         if (_same(candidate.object, old.object) and candidate.predicate
                 and not same_relation(_predicate(candidate.predicate), _predicate(old.predicate or ""))
@@ -366,8 +368,18 @@ def _head_swap(value: str, text: str) -> tuple[str, str] | None:
     return (found.pop(), value) if len(found) == 1 else None
 
 
-def fact_of(record_id: str, text: str, s: str | None, p: str | None, o: str | None) -> Fact:
-    return Fact(record_id, text, frozenset(keywords(text)), s, p, o)
+def fact_of(record_id: str, text: str, s: str | None, p: str | None, o: str | None, said: str = "") -> Fact:
+    return Fact(record_id, text, frozenset(keywords(text)), s, p, o, said)
+
+
+def at_other_times(candidate: Fact, old: Fact) -> bool:
+    """The two say when in the day, and name no time in common ("In the afternoons I drink green
+    tea" against "drinks a latte every morning"; "上午上课前喝一杯咖啡" against "每天晚上睡前喝一杯热
+    牛奶"): two habits, not a new value of one. The candidate's time may be in its source turn only
+    (the model wrote "Jonah drinks green tea at his desk")."""
+    new = times_of_day(candidate.text) or times_of_day(candidate.said)
+    held = times_of_day(old.text)
+    return bool(new) and bool(held) and not new & held
 
 
 def is_duplicate(a: Fact, b: Fact, cos: float, paraphrase_cos: float = PARAPHRASE_COS) -> str | None:
