@@ -281,29 +281,34 @@ class WindowFolder:
         """The stored memory ``old_id`` with one value swapped, superseding it."""
         (rec,) = self.parts.store.get(namespace, [old_id])
         was, now = swap
-        return MemoryIn(
-            text=_swapped(rec.text, was, now), category=rec.category, subject=rec.subject, predicate=rec.predicate,
-            object=_swapped(rec.object, was, now) if rec.object else None, importance=max(rec.importance, inp.importance),
-            source=rec.source, source_message_ids=list(dict.fromkeys([*inp.source_message_ids, *rec.source_message_ids])),
-            valid_at=inp.valid_at), Decision("supersede", rec.id, f"the window changes {was} to {now}; the rest of the memory holds",
-                                             swap)
+        return _carried(rec, inp, text=_swapped(rec.text, was, now),
+                        object=_swapped(rec.object, was, now) if rec.object else None,
+                        importance=max(rec.importance, inp.importance)), \
+            Decision("supersede", rec.id, f"the window changes {was} to {now}; the rest of the memory holds", swap)
 
     def _rest_of(self, namespace: str, old_id: str, text: str, holds_object: bool, inp: MemoryIn
                  ) -> tuple[MemoryIn, Decision]:
         """The stored memory ``old_id`` without the clause the window says is over (``without_clause``),
         superseding it; its triple is kept only where its object is still in the text."""
         (rec,) = self.parts.store.get(namespace, [old_id])
-        return MemoryIn(
-            text=text, category=rec.category, subject=rec.subject, predicate=rec.predicate if holds_object else None,
-            object=rec.object if holds_object else None, importance=rec.importance, source=rec.source,
-            source_message_ids=list(dict.fromkeys([*inp.source_message_ids, *rec.source_message_ids])),
-            valid_at=inp.valid_at), Decision("supersede", rec.id, f"the window says part of it is over: {inp.text}")
+        kept = {} if holds_object else {"predicate": None, "object": None}
+        return _carried(rec, inp, text=text, **kept), \
+            Decision("supersede", rec.id, f"the window says part of it is over: {inp.text}")
 
     def _similar(self, namespace: str, vec: np.ndarray) -> list[tuple[Fact, float]]:
         store = self.parts.store
         hits = store.vector_search(namespace, "memory", vec, SIMILAR_FOR_RULES, [Status.active])
         recs = {r.id: r for r in store.get(namespace, [i for i, _ in hits])}
         return [(fact_of(r.id, r.text, r.subject, r.predicate, r.object), cos) for i, cos in hits if (r := recs.get(i))]
+
+
+def _carried(rec: MemoryRecord, inp: MemoryIn, **changed: Any) -> MemoryIn:
+    """A stored memory carried over by the window's candidate ``inp``: its fields, ``changed``
+    where given, cited by both their turns, valid from the candidate's time."""
+    return MemoryIn(**{"category": rec.category, "subject": rec.subject, "predicate": rec.predicate, "object": rec.object,
+                       "importance": rec.importance, "source": rec.source, "valid_at": inp.valid_at,
+                       "source_message_ids": list(dict.fromkeys([*inp.source_message_ids, *rec.source_message_ids])),
+                       **changed})
 
 
 def _swapped_out(inp: MemoryIn, carried: list[tuple[MemoryIn, np.ndarray, Decision]]) -> bool:
