@@ -43,7 +43,7 @@ from graphmem.settings import Settings  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared/bench/memorybank/eval_data"
 FILES = {"en": "en/memory_bank_en.json", "zh": "cn/memory_bank_cn.json"}
-COUNTS = ("windows", "sent", "calls", "prompt_tokens", "output_tokens", "cpu", "wall")
+COUNTS = ("windows", "sent", "calls", "prompt_tokens", "output_tokens", "cpu", "wall", "questions", "question_cpu")
 
 
 def sessions(path: Path, limit: int) -> list[tuple[str, list[dict]]]:
@@ -84,18 +84,29 @@ class Bench:
         self.settings = Settings(extraction="manual")
         # the local model unless GRAPHMEM_LLM_BASE_URL names a server
         self.extractor = warm(make_extractor(self.settings))
+        self.question_cpu = 0.0  # the CPU of the yes/no questions about stored memories (graphmem.extract.judge)
+        ask = getattr(self.extractor, "yes_probability", None)
+        if ask is not None:
+            def timed(system: str, user: str) -> float | None:
+                c0 = time.process_time()
+                try:
+                    return ask(system, user)
+                finally:
+                    self.question_cpu += time.process_time() - c0
+            self.extractor.yes_probability = timed
         self.mem = Memory(Path(tmp) / "mb.db", settings=self.settings, extractor=self.extractor)
 
     def extract(self, lang: str, batch: list[tuple[str, list[dict]]]) -> dict[str, float]:
         for sid, msgs in batch:
             self.mem.add_messages(sid, msgs, namespace=lang)
-        c0, w0 = time.process_time(), time.perf_counter()
+        c0, w0, q0 = time.process_time(), time.perf_counter(), self.question_cpu
         entries = self.mem.extract(namespace=lang)
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
         sent = [e for e in entries if e.get("calls")]
         return {"windows": len(entries), "sent": len(sent), "calls": sum(e["calls"] for e in sent),
                 "prompt_tokens": sum(e.get("prompt_tokens", 0) for e in sent),
-                "output_tokens": sum(e.get("output_tokens", 0) for e in sent), "cpu": cpu, "wall": wall}
+                "output_tokens": sum(e.get("output_tokens", 0) for e in sent), "cpu": cpu, "wall": wall,
+                "questions": sum(e.get("judged", 0) for e in entries), "question_cpu": self.question_cpu - q0}
 
     def memories(self, lang: str) -> int:
         return len(self.mem.list("memory", namespace=lang, status="active", limit=10_000))
@@ -164,12 +175,14 @@ def row(name: str, lang: str, n: int, c: dict[str, float], memories: int) -> str
     k = 1000 / n
     return (f"| {name} | {lang} | {n} | {c['windows']:.0f} | {c['sent']:.0f} | {c['calls'] * k:.0f} | "
             f"{c['cpu'] * k:,.0f} | {c['wall'] * k:,.0f} | {c['prompt_tokens'] * k:,.0f} | "
-            f"{c['output_tokens'] * k:,.0f} | {memories * k:.0f} |")
+            f"{c['output_tokens'] * k:,.0f} | {memories * k:.0f} | {c.get('questions', 0) * k:.0f} | "
+            f"{c.get('question_cpu', 0) * k:,.0f} |")
 
 
 HEADER = ("| tree | language | messages | windows | sent to the model | calls per 1,000 | CPU s per 1,000 | "
-          "wall s per 1,000 | prompt tokens per 1,000 | output tokens per 1,000 | memories per 1,000 |\n"
-          "|---|---|---|---|---|---|---|---|---|---|---|")
+          "wall s per 1,000 | prompt tokens per 1,000 | output tokens per 1,000 | memories per 1,000 | "
+          "questions per 1,000 | their CPU s per 1,000 |\n"
+          "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def interval(days: list[dict[str, float]], before: str, draws: int = 2000) -> tuple[float, float]:
@@ -211,7 +224,7 @@ def paired(args: argparse.Namespace) -> None:
                     got = workers[name].ask(op="extract", lang=lang, batch=[(sid, msgs)])
                     days[-1][name] = got["cpu"]
                     for key in COUNTS:
-                        totals[name][key] += got[key]
+                        totals[name][key] += got.get(key, 0)  # an older tree asks no questions
                 print(f"{lang} {sid}: " + ", ".join(f"{name} {totals[name]['cpu']:.0f} s" for name in workers),
                       file=sys.stderr)
             n = sum(len(m) for _, m in batch)
@@ -220,7 +233,7 @@ def paired(args: argparse.Namespace) -> None:
             before, after = (totals[name]["cpu"] for name in workers)
             low, high = interval(days, args.against)
             lines.append(f"| {args.against} / this | {lang} | | | | | **{before / after:.2f}x** "
-                         f"({low:.2f}-{high:.2f}) | | | | |")
+                         f"({low:.2f}-{high:.2f}) | | | | | | |")
         for w in workers.values():
             w.close()
     print(HEADER)

@@ -108,6 +108,14 @@ class TimedExtractor:
         self.recordings.cpu[prompt_key(system, user)] = (time.process_time() - c0, time.perf_counter() - w0)
         return out
 
+    def yes_probability(self, system: str, user: str) -> float | None:
+        from graphmem.scripts.recording import prompt_key
+
+        c0, w0 = time.process_time(), time.perf_counter()
+        out = self.live.yes_probability(system, user)
+        self.recordings.cpu[prompt_key(system, user)] = (time.process_time() - c0, time.perf_counter() - w0)
+        return out
+
 
 class CostedRecordings(Recordings):
     """Recordings that also keep each call's CPU and wall seconds."""
@@ -171,6 +179,20 @@ class OncePerRun(RecordingExtractor):
             return self.recordings.replay(key)
         asked = key in self.recordings.cpu
         out = super().complete(system, user, schema, max_tokens, stop)
+        if self.autosave and key in self.recordings.cpu and not asked:
+            self.recordings.save(only_used=False)
+        return out
+
+    def yes_probability(self, system: str, user: str) -> float | None:
+        from graphmem.scripts.recording import prompt_key
+
+        key = prompt_key(system, user)
+        if self.refresh and key in self.recordings.cpu:
+            self.recordings.used.add(key)
+            reply = self.recordings.data[key]["reply"]
+            return float(reply) if reply else None
+        asked = key in self.recordings.cpu
+        out = super().yes_probability(system, user)
         if self.autosave and key in self.recordings.cpu and not asked:
             self.recordings.save(only_used=False)
         return out

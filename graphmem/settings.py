@@ -252,6 +252,9 @@ class Settings(BaseSettings):
                                          "and the reply so far and checked in one pass (each token is still the greedy "
                                          "choice; 0: one token a pass; unset: up to 12 where a timed pass of four tokens "
                                          "shows that drafts save CPU on this machine, else one token a pass)")
+    llm_judge: bool = Field(default=True, description="a window that signals a change asks the model, for each stored "
+                            "memory of its speaker it was shown, whether the window ends it (one short question each; "
+                            "a memory is retired at a probability of 0.75 or more, the window's likeliest only)")
     llm_base_url: str | None = Field(default=None, description="an OpenAI-compatible server (llama-server, vLLM, Ollama)")
     llm_model: str = Field(default="default", description="model name sent to llm_base_url")
     llm_api_key: SecretStr | None = None

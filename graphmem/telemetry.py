@@ -56,8 +56,8 @@ def traced_methods(prefix: str) -> Callable[[C], C]:
 
 
 def window_attributes(entry: dict[str, Any]) -> None:
-    """What an extraction window did, on its span: session, turns, model calls and tokens,
-    memories added, merged and superseded, skipped or the error."""
+    """What an extraction window did, on its span: session, turns, model calls and tokens, the
+    questions about stored memories, memories added, merged and superseded, skipped or the error."""
     span = trace.get_current_span()
     if not span.is_recording():
         return
@@ -67,6 +67,7 @@ def window_attributes(entry: dict[str, Any]) -> None:
         "graphmem.extraction.prompt_tokens": entry.get("prompt_tokens", 0),
         "graphmem.extraction.output_tokens": entry.get("output_tokens", 0),
         "graphmem.extraction.skipped": bool(entry.get("skipped")),
+        "graphmem.extraction.judged": entry.get("judged", 0),
         **{f"graphmem.extraction.{k}": len(entry.get(k) or []) for k in ("added", "merged", "superseded")},
     })
     if entry.get("error"):

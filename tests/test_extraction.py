@@ -4,6 +4,7 @@ outputs, failures and retries, the durable queue, and the real model end to end.
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 
@@ -328,6 +329,56 @@ def test_supersede_stays_within_scope(tmp_path):
     mem.close()
 
 
+def test_a_change_the_rules_miss_is_retired_where_the_model_reads_it_so(tmp_path):
+    """"I got rid of the Fiesta" names no cue the rules know: the window's likeliest question
+    (does it end "Ravi drives a Ford Fiesta"? 0.8) retires the memory, and the model's copy of it
+    is dropped, not merged into it. Below the threshold, or with "besides", it stands."""
+    def run(said, p, name):
+        replay = ReplayExtractor(overrides={"Fiesta and": [reply(
+            m("Ravi drives a Ford Fiesta", "Ravi", "drives", "Ford Fiesta"),
+            m("Ravi cycles everywhere", "Ravi", "commutes_by", "cycle"))]},
+            answers={"Ford Fiesta": p, "Glasgow": 0.6, "masala chai": 0.3})
+        mem = manual(tmp_path, replay, name=name, extract_every=1, extract_budget_tokens=0)
+        for text, s, pr, o in (("Ravi drives a Ford Fiesta", "Ravi", "drives", "Ford Fiesta"),
+                               ("Ravi is a pharmacist in Glasgow", "Ravi", "works_in", "Glasgow"),
+                               ("Ravi has masala chai every morning", "Ravi", "drinks", "masala chai")):
+            mem.remember(text, subject=s, predicate=pr, object=o)
+        mem.add_messages("s", [{"role": "user", "speaker": "Ravi", "content": said}])
+        (entry,) = mem.extract()
+        return mem, replay, entry
+
+    mem, replay, entry = run("I got rid of the Fiesta and cycle everywhere now.", 0.8, "a.db")
+    assert len(replay.questions) == 3 and entry["judged"] == 3
+    active = {r.text for r in mem.list("memory", status="active")}
+    assert active == {"Ravi cycles everywhere", "Ravi is a pharmacist in Glasgow", "Ravi has masala chai every morning"}
+    (old,) = mem.list("memory", status="superseded")
+    assert old.text == "Ravi drives a Ford Fiesta" and "p=0.80" in entry["superseded"][0]["why"]
+    assert {"text": "Ravi drives a Ford Fiesta", "why": "says again what the window ends"} in entry["dropped"]
+    mem.close()
+
+    mem, replay, _ = run("I got rid of the Fiesta and cycle everywhere now.", 0.7, "b.db")  # below JUDGE_AT
+    assert not mem.list("memory", status="superseded") and replay.questions
+    mem.close()
+    mem, replay, _ = run("Besides the Fiesta and the bus, I cycle everywhere now.", 0.9, "c.db")  # adds a value
+    assert not mem.list("memory", status="superseded") and not replay.questions
+    mem.close()
+
+
+def test_the_model_may_end_one_clause_of_a_memory_that_says_several(tmp_path):
+    replay = ReplayExtractor(overrides={"雅阁卖掉": [reply(m("钱峰现在开特斯拉", "钱峰", "drives", "特斯拉"))]},
+                             answers={"钱峰开一辆本田雅阁": 0.85, "钱峰住在园区": 0.4})
+    mem = manual(tmp_path, replay, extract_every=1, extract_budget_tokens=0)
+    mem.remember("钱峰住在园区，开一辆本田雅阁", subject="钱峰", predicate="drives", object="本田雅阁")
+    mem.add_messages("s", [{"role": "user", "speaker": "钱峰", "content": "雅阁卖掉了，现在开特斯拉。"}])
+    mem.extract()
+    assert len(replay.questions) == 2  # one question a clause
+    active = {r.text: r for r in mem.list("memory", status="active")}
+    assert set(active) == {"钱峰住在园区", "钱峰现在开特斯拉"}
+    assert active["钱峰住在园区"].object is None  # the triple named what is over
+    assert [r.text for r in mem.list("memory", status="superseded")] == ["钱峰住在园区，开一辆本田雅阁"]
+    mem.close()
+
+
 def test_extracted_entities_vote_as_the_model_ner_or_a_speaker_never_as_a_caller(tmp_path):
     """The types a window's names carry are the model's, NER's or a speaker's votes, never a
     caller's: the model's wrong guess (Greta, a place) gives way to the speaker."""
@@ -409,19 +460,19 @@ class FlakyServer:
     """A real HTTP server on loopback speaking the chat-completions route: it answers the
     statuses it is given in turn, then a valid completion."""
 
-    def __init__(self, statuses, content):
+    def __init__(self, statuses, content, logprobs=None):
         import http.server
         import threading
 
-        self.statuses, self.content, self.seen = list(statuses), content, []
+        self.statuses, self.content, self.seen, self.bodies = list(statuses), content, [], []
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
-                self.rfile.read(int(self.headers["Content-Length"]))
+                server.bodies.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
                 server.seen.append(time.monotonic())
                 status = server.statuses.pop(0) if server.statuses else 200
-                body = (json.dumps({"choices": [{"message": {"content": server.content}}],
+                body = (json.dumps({"choices": [{"message": {"content": server.content}, "logprobs": logprobs}],
                                     "usage": {"prompt_tokens": 5, "completion_tokens": 7}}) if status == 200
                         else json.dumps({"error": "busy"})).encode()
                 self.send_response(status)
@@ -472,6 +523,50 @@ def test_openai_compatible_extractor_retries_transient_errors_with_a_bound():
         refused.complete("s", "u", {}, 10)
 
 
+def test_a_server_answers_a_yes_no_question_with_its_log_probabilities():
+    from graphmem.extract.extractors import OpenAICompatibleExtractor
+
+    top = [{"token": "Yes", "logprob": -0.2}, {"token": " no", "logprob": -1.8}, {"token": "Maybe", "logprob": -3.0}]
+    server = FlakyServer([], "Yes", logprobs={"content": [{"token": "Yes", "logprob": -0.2, "top_logprobs": top}]})
+    try:
+        p = OpenAICompatibleExtractor(server.url, "m").yes_probability("system", "question?")
+        assert p == pytest.approx(1 / (1 + math.exp(-1.6)))
+        assert server.bodies[0]["max_tokens"] == 1 and server.bodies[0]["logprobs"] is True
+        assert "response_format" not in server.bodies[0]
+    finally:
+        server.close()
+    server = FlakyServer([], "Yes")  # a server that gives no log probabilities: the rules decide alone
+    try:
+        assert OpenAICompatibleExtractor(server.url, "m").yes_probability("system", "question?") is None
+    finally:
+        server.close()
+
+
+def test_what_a_question_about_a_stored_memory_is_made_of():
+    from graphmem.extract.judge import signals_a_change, yes_share
+    from graphmem.lifecycle.rules import clauses_of, rest_without
+
+    assert yes_share({"Yes": math.log(0.6), " yes": math.log(0.1), "No": math.log(0.2), "Sure": 0.0}) == pytest.approx(0.7 / 0.9)
+    assert yes_share({"Maybe": 0.0}) is None
+
+    def said(text):
+        return [Message(session_id="s", role="user", speaker="Ann", content=text)]
+    for change in ("I drive to work now that the mornings are dark.", "I left the choir in May.", "我现在骑车上班。",
+                   "烟我已经不抽了。"):
+        assert signals_a_change(said(change)), change
+    for other in ("I love jazz.", "Besides squash, I now play badminton.", "I still swim, and now I run too.",
+                  "除了跑步，我现在也练瑜伽。", "我还是每天早上喝咖啡。"):
+        assert not signals_a_change(said(other)), other
+
+    car = Fact("m", "钱峰住在园区，开一辆本田雅阁", frozenset(), "钱峰", "drives", "本田雅阁")
+    assert clauses_of(car) == ["钱峰住在园区", "钱峰开一辆本田雅阁"]
+    assert rest_without(car, 1) == ("钱峰住在园区", False) and rest_without(car, 0) == ("钱峰开一辆本田雅阁", True)
+    jobs = Fact("j", "Ravi is a pharmacist in Glasgow and drives a Ford Fiesta", frozenset(), "Ravi", "drives", "Fiesta")
+    assert clauses_of(jobs) == ["Ravi is a pharmacist in Glasgow", "Ravi drives a Ford Fiesta"]
+    one = Fact("o", "Ravi likes jazz and chess", frozenset(), "Ravi", "likes", "jazz")
+    assert clauses_of(one) == ["Ravi likes jazz and chess"] and rest_without(one, 0) is None
+
+
 # the real model --------------------------------------------------------------------------------
 def test_real_default_model_end_to_end(tmp_path):
     """The default Qwen2.5 GGUF through llama.cpp: an English window, a Chinese one, and a taught
@@ -497,6 +592,19 @@ def test_real_default_model_end_to_end(tmp_path):
         taught = mem.store.edges("default", [proc.id], types=[EdgeType.PRODUCED], direction="in")
         assert [e.source for e in taught] == [e.id for e in mem.list("episode", session_id="procedure")]
         assert mem.recall("what comes after rendering the PDF?", layers=["procedure"])[0].item.id == proc.id
+
+
+def test_real_default_model_reads_whether_a_message_ends_a_note():
+    """The judge's questions to the real model (a second context on the same weights): the
+    stored note the message ends reads above the threshold, one it does not touch below."""
+    from graphmem.engine.extraction import make_extractor
+    from graphmem.extract.judge import JUDGE_AT, JUDGE_SYSTEM, judge_prompt
+
+    model = make_extractor(Settings())
+    said = "我们把后端服务全部用FastAPI重写了，不再用Django。"
+    ended = model.yes_probability(JUDGE_SYSTEM, judge_prompt("王强", said, "王强使用Django开发服务"))
+    kept = model.yes_probability(JUDGE_SYSTEM, judge_prompt("王强", said, "王强每天早上喝咖啡"))
+    assert ended >= JUDGE_AT > kept, (ended, kept)
 
 
 # llama-cpp-python's server, loading its model as graphmem does (see amx_safe_loading)

@@ -30,9 +30,11 @@ from typing import Any
 from ..extract import default_model_path
 from ..errors import ExtractionError, GraphMemError
 from ..extract.extractors import ASSISTANT_CHARS, ExtractionStats, Extractor, LlamaExtractor, OpenAICompatibleExtractor, extract_window
+from ..extract.judge import Verdict, judge_window, notes_of, signals_a_change
 from ..extract.schema import Extraction
 from ..lifecycle import GraphBuilder, Parts, WindowFolder
 from ..lifecycle.chains import Change
+from ..lifecycle.rules import clauses_of
 from ..models import Message, Session, utcnow
 from ..store.base import lease_holder
 from ..settings import Settings
@@ -51,6 +53,7 @@ TRIVIAL = STOPWORDS | frozenset(
     "morning night see later welcom welcome 好 好的 收到 明白 没问题 哈哈 哈哈哈 嗯 嗯嗯 谢谢 谢 再见 晚安 早 早安 行 可以 对".split()
 )
 Progress = Callable[[int, int], None]
+JUDGE_MOST = 6  # questions to the model about stored memories, a window (~0.9 CPU s each here)
 
 
 def make_extractor(s: Settings) -> Extractor:
@@ -357,6 +360,24 @@ class ExtractionWorker(BackgroundWorker):
         return done
 
     # one window -------------------------------------------------------------------------
+    def judge(self, namespace: str, msgs: list[Message]) -> list[Verdict]:
+        """The model's reading of whether the window ends each stored memory of a speaker whose
+        turns signal a change (``graphmem.extract.judge``): the speaker's memories closest to
+        their turns, asked before the write lock, at most ``JUDGE_MOST`` questions a window; none
+        where the extractor cannot answer one."""
+        ask = getattr(self.extractor, "yes_probability", None)
+        if ask is None or not self.parts.settings.llm_judge:
+            return []
+        out: list[Verdict] = []
+        for speaker in dict.fromkeys(m.speaker for m in msgs if m.role != "assistant" and m.speaker):
+            turns = [m for m in msgs if m.speaker == speaker and m.role != "assistant"]
+            if len(out) >= JUDGE_MOST or not signals_a_change(turns):
+                continue
+            mine = self.folder.memories_of(namespace, speaker, " ".join(m.content for m in turns), JUDGE_MOST)
+            notes = [(r.id, note, clause) for r in mine for note, clause in notes_of(r, clauses_of(r))]
+            out += judge_window(ask, turns, speaker, notes[:JUDGE_MOST - len(out)])
+        return out
+
     @spanned("graphmem.extraction.window", namespace_arg=1)
     def process(self, namespace: str, session_id: str, start: int, end: int, *, retry: bool = False) -> dict[str, Any]:
         store = self.parts.store
@@ -365,6 +386,7 @@ class ExtractionWorker(BackgroundWorker):
         entry: dict[str, Any] = {"namespace": namespace, "session": session_id, "window": [start, end]}
         t0 = time.perf_counter()
         extraction: Extraction | None = None
+        verdicts: list[Verdict] = []
         error = ""
         if not msgs or is_uninformative(msgs):
             entry["skipped"] = True
@@ -374,6 +396,9 @@ class ExtractionWorker(BackgroundWorker):
                 extraction, stats = extract_window(self.extractor, msgs, known=self.folder.known(namespace, msgs),
                                                    max_tokens=self.parts.settings.llm_max_tokens,
                                                    whole=self.parts.settings.llm_whole_reply)
+                verdicts = self.judge(namespace, msgs)
+                if verdicts:
+                    entry["judged"] = len(verdicts)
             except ExtractionError as exc:  # an unusable reply, a model that will not load, a failing server
                 stats = getattr(exc, "stats", None)  # unusable replies cost their calls all the same
                 error = str(exc) or type(exc).__name__
@@ -412,7 +437,7 @@ class ExtractionWorker(BackgroundWorker):
                 elif extraction is None:
                     update["windows_skipped"] = session.windows_skipped + 1
                 else:
-                    folded = self.folder.fold(namespace, session, msgs, extraction)
+                    folded = self.folder.fold(namespace, session, msgs, extraction, verdicts)
                     out.extend(folded)  # conditional on the procedures it reinforced too
                     update["windows_done"] = session.windows_done + 1
                     update["summary"] = folded.summary

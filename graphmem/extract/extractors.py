@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..errors import ExtractionError, ModelLoadError
 from ..models import MemoryRecord, Message
 from ..text import keywords
+from .judge import llama_yes_probability, yes_share
 from .model import load_llama
 from .schema import Extraction, complete_fields, parse_wire, reads_like_a_workflow, wire_schema
 
@@ -270,6 +271,24 @@ class LlamaExtractor:
         return Completion(out["choices"][0]["message"]["content"] or "", usage.get("prompt_tokens", 0),
                           usage.get("completion_tokens", 0))
 
+    def yes_probability(self, system: str, user: str) -> float | None:
+        """The share of "yes" in the first token of the model's answer (``graphmem.extract.judge``).
+        Asked of a second context on the same weights (memory-mapped, so shared), with room for a
+        short question: the extraction context keeps its system prompt in the KV cache."""
+        self._llm()  # the checks and messages of a model that will not load
+        key = (*self._key, "judge")
+        with self._load_lock:
+            if key not in self._models:
+                path, _, n_threads, n_gpu_layers, seed = self._key
+                self._models[key] = load_llama(model_path=path, n_ctx=JUDGE_CONTEXT, n_threads=n_threads,
+                                               n_gpu_layers=n_gpu_layers, seed=seed, verbose=False)
+            llm = self._models[key]
+        with self._call_lock:
+            return llama_yes_probability(llm, system, user)
+
+
+JUDGE_CONTEXT = 1024  # tokens: one message and one stored note
+
 
 class OpenAICompatibleExtractor:
     """Any server speaking the OpenAI chat-completions API with JSON-schema output:
@@ -300,7 +319,9 @@ class OpenAICompatibleExtractor:
             return {"type": "json_schema", "json_schema": {"name": "extraction", "schema": schema}}
         return {"type": "json_object", "schema": schema}
 
-    def _post(self, body: dict[str, Any], schema: dict[str, Any]):
+    def _post(self, body: dict[str, Any], schema: dict[str, Any] | None):
+        if schema is None:
+            return self._client.post("/chat/completions", json=body)
         resp = self._client.post("/chat/completions", json={**body, "response_format": self._response_format(schema)})
         if resp.status_code >= 400 and self._format == "json_schema" and "json_schema" in resp.text:
             # the server refused the OpenAI form (llama-cpp-python's server answers 500 with a
@@ -316,17 +337,12 @@ class OpenAICompatibleExtractor:
             delay = float(retry_after)
         return min(delay, self.max_backoff)
 
-    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int,
-                 stop: Sequence[str] = ()) -> Completion:
+    def _chat(self, system: str, user: str, schema: dict[str, Any] | None, **params: Any) -> tuple[Any, dict[str, Any]]:
+        """One chat completion, transient failures retried: the response and its JSON."""
         import httpx
 
-        body = {
-            "model": self.model,
-            "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
-            "temperature": 0.0,
-            "max_tokens": max_tokens,
-            **({"stop": list(stop)} if stop else {}),
-        }
+        body = {"model": self.model, "temperature": 0.0, **params,
+                "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
         where = f"the extraction server at {self._client.base_url}"
         for attempt in range(self.attempts):
             resp, failure = None, ""
@@ -346,9 +362,29 @@ class OpenAICompatibleExtractor:
             self.retries += 1
             time.sleep(delay)
         try:
-            data = resp.json()
+            return resp, resp.json()
+        except ValueError as exc:
+            raise ExtractionError(f"{where} answered without a completion: {resp.text[:200]}") from exc
+
+    def complete(self, system: str, user: str, schema: dict[str, Any], max_tokens: int,
+                 stop: Sequence[str] = ()) -> Completion:
+        resp, data = self._chat(system, user, schema, max_tokens=max_tokens, **({"stop": list(stop)} if stop else {}))
+        try:
             usage = data.get("usage") or {}
             text = data["choices"][0]["message"]["content"] or ""
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise ExtractionError(f"{where} answered without a completion: {resp.text[:200]}") from exc
+        except (AttributeError, KeyError, IndexError, TypeError) as exc:
+            raise ExtractionError(f"the extraction server at {self._client.base_url} answered without a completion: "
+                                  f"{resp.text[:200]}") from exc
         return Completion(text, usage.get("prompt_tokens", 0), usage.get("completion_tokens", 0))
+
+    def yes_probability(self, system: str, user: str) -> float | None:
+        """The share of "yes" in the first token of the answer, from the server's log
+        probabilities (``graphmem.extract.judge``); None where it gives none (the rules decide
+        alone) or fails."""
+        try:
+            _, data = self._chat(system, user, None, max_tokens=1, logprobs=True, top_logprobs=10)
+            first = data["choices"][0]["logprobs"]["content"][0]
+            return yes_share({t["token"]: t["logprob"] for t in first.get("top_logprobs") or [first]})
+        except (ExtractionError, AttributeError, KeyError, IndexError, TypeError) as exc:
+            log.debug("no yes/no probability from %s: %s", self._client.base_url, exc)
+            return None

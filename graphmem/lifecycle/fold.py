@@ -4,6 +4,7 @@ the episode, procedures, the window's messages stepping back, the session's L1 s
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +13,7 @@ import numpy as np
 from ..extract.checks import (adds_a_value, grounded, kept_terms, left_terms, replaced_terms, resolve_subject,
                               says_nothing, speaker_of, unconfirmed_assistant_words)
 from ..extract.extractors import copies_an_example
+from ..extract.judge import JUDGE_AT, Verdict
 from ..extract.people import Tie, about_whom, addressed, relation_of
 from ..extract.schema import ExtractedMemory, Extraction, normalise_predicate, reads_like_a_workflow
 from ..models import (SOURCE_CONFIDENCE, Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, RelationIn, Session,
@@ -26,7 +28,8 @@ from .builders import GraphBuilder, ModelIn, SpeakerIn, TaggedIn
 from .chains import ChainBuilder, Change
 from .parts import Parts
 from .rules import (SPECIFIC_TOPIC_COS, Decision, Fact, carried_over, decide, fact_of, merge_candidate, named_swap,
-                    restates_a_step, says_again_what_changed, states_a_replaced_value, without_clause)
+                    rest_without, restates_a_step, same_subject, says_again_what_changed, states_a_replaced_value,
+                    without_clause)
 
 KNOWN_IN_PROMPT = 5  # related memories shown to the model with each window, by meaning
 KNOWN_MIN_COS = 0.3
@@ -71,8 +74,20 @@ class WindowFolder:
         found = {r.id: r for r in store.get(namespace, ids)}
         return [found[i] for i in ids if isinstance(found.get(i), MemoryRecord)]
 
-    def fold(self, namespace: str, session: Session, msgs: list[Message], extraction: Extraction) -> Folded:
-        """Must run under the write lock: it reads what it will replace."""
+    def memories_of(self, namespace: str, speaker: str, text: str, most: int) -> list[MemoryRecord]:
+        """The active memories about ``speaker`` closest to ``text`` by meaning, at most ``most``."""
+        store = self.parts.store
+        vec = self.parts.embedder.embed([text])[0]
+        ids = [i for i, _ in store.vector_search(namespace, "memory", vec, most * 4, [Status.active])]
+        found = {r.id: r for r in store.get(namespace, ids)}
+        mine = [found[i] for i in ids if isinstance(found.get(i), MemoryRecord) and same_subject(found[i].subject, speaker)]
+        return mine[:most]
+
+    def fold(self, namespace: str, session: Session, msgs: list[Message], extraction: Extraction,
+             verdicts: Sequence[Verdict] = ()) -> Folded:
+        """Must run under the write lock: it reads what it will replace. ``verdicts``: the
+        model's answers, asked before the lock, whether the window ends stored memories
+        (``graphmem.extract.judge``)."""
         settings, embedder, store = self.parts.settings, self.parts.embedder, self.parts.store
         now = utcnow()
         out = Folded()
@@ -152,6 +167,7 @@ class WindowFolder:
                  else Decision("supersede", d.target, "restated with the value that replaced it")
                  if d.action == "merge" and d.target in stale else d) for inp, d in plan]
 
+        plan = self._judged(namespace, plan, verdicts, out)
         plan += self._carry_named(namespace, plan, inputs, replaces, stored)
         fresh = [inp for inp, d in plan if d.action != "merge"]
         if fresh:
@@ -257,6 +273,45 @@ class WindowFolder:
         vecs = self.parts.embedder.embed([inp.text for inp, _ in out]) if out else []
         return [(inp, vec, d) for (inp, d), vec in zip(out, vecs)]
 
+    def _judged(self, namespace: str, plan: list[tuple[MemoryIn, Decision]], verdicts: Sequence[Verdict],
+                out: Folded) -> list[tuple[MemoryIn, Decision]]:
+        """The plan with the stored memory the model most likely reads the window as ending
+        retired, where the rules left it standing and the probability is ``JUDGE_AT`` or more:
+        superseded by the window's new memory of the same person closest to it by meaning (at
+        ``SPECIFIC_TOPIC_COS`` or more), or, where the model named one clause of several, by the
+        rest of it. A candidate that only says the ended memory again (the model copied it: "Ravi
+        drives a Ford Fiesta" from "I got rid of the Fiesta") is dropped, not merged into it."""
+        best = max(verdicts, key=lambda v: v.p, default=None)
+        if best is None or best.p < JUDGE_AT or any(d.action == "supersede" and d.target == best.memory_id
+                                                     for _, d in plan):
+            return plan
+        found = self.parts.store.get(namespace, [best.memory_id])
+        old = found[0] if found and isinstance(found[0], MemoryRecord) and found[0].status is Status.active else None
+        if old is None:
+            return plan
+        # a candidate merged into it that says more than it did is what the window says now
+        # ("林晓养旺财，家里没有狗了"); one that says nothing more is the model copying it
+        copies = [k for k, (inp, d) in enumerate(plan) if d.action == "merge" and d.target == old.id
+                  and not set(keywords(inp.text)) - set(keywords(old.text))]
+        fresh = [k for k, (inp, d) in enumerate(plan) if k not in copies and same_subject(inp.subject, old.subject)
+                 and (d.action == "add" or d.action == "merge" and d.target == old.id)]
+        if not fresh:
+            return plan
+        vecs = self.parts.embedder.embed([best.note, *(plan[k][0].text for k in fresh)])
+        cos = vecs[1:] @ vecs[0]
+        k = fresh[int(np.argmax(cos))]
+        why = f"the model reads the window as ending it (p={best.p:.2f})"
+        if best.clause is not None:
+            rest = rest_without(old, best.clause)
+            successor = [self._rest_of(namespace, old.id, *rest, plan[k][0], why)] if rest else []
+        elif float(cos.max()) >= SPECIFIC_TOPIC_COS:
+            successor, plan = [], [*plan[:k], (plan[k][0], Decision("supersede", old.id, why)), *plan[k + 1:]]
+        else:
+            return plan
+        out.report["dropped"] += [{"text": plan[c][0].text, "why": "says again what the window ends"} for c in copies]
+        return [(inp, Decision("add") if d.action == "merge" and d.target == old.id else d)
+                for c, (inp, d) in enumerate(plan) if c not in copies] + successor
+
     def _carry_named(self, namespace: str, plan: list[tuple[MemoryIn, Decision]], inputs: list[MemoryIn],
                      replaces: list[frozenset[str]], stored: list[list[tuple[Fact, float]]]) -> list[tuple[MemoryIn, Decision]]:
         """Successors of the stored memories that name, in passing, a value this window replaced
@@ -286,14 +341,14 @@ class WindowFolder:
                         importance=max(rec.importance, inp.importance)), \
             Decision("supersede", rec.id, f"the window changes {was} to {now}; the rest of the memory holds", swap)
 
-    def _rest_of(self, namespace: str, old_id: str, text: str, holds_object: bool, inp: MemoryIn
-                 ) -> tuple[MemoryIn, Decision]:
+    def _rest_of(self, namespace: str, old_id: str, text: str, holds_object: bool, inp: MemoryIn,
+                 why: str = "") -> tuple[MemoryIn, Decision]:
         """The stored memory ``old_id`` without the clause the window says is over (``without_clause``),
         superseding it; its triple is kept only where its object is still in the text."""
         (rec,) = self.parts.store.get(namespace, [old_id])
         kept = {} if holds_object else {"predicate": None, "object": None}
         return _carried(rec, inp, text=text, **kept), \
-            Decision("supersede", rec.id, f"the window says part of it is over: {inp.text}")
+            Decision("supersede", rec.id, why or f"the window says part of it is over: {inp.text}")
 
     def _similar(self, namespace: str, vec: np.ndarray) -> list[tuple[Fact, float]]:
         store = self.parts.store

@@ -266,24 +266,54 @@ def without_clause(candidate: Fact, old: Fact, replaces: frozenset[str]) -> tupl
     once the turn says "烟我已经彻底不抽了" is "赵海洋最爱喝冰可乐" (the other clauses still hold).
     None unless the memory's subject leads it and exactly one of its clauses names what the
     change turn says was left (``replaces`` less the change words and the subject)."""
-    subject, text = (old.subject or "").strip(), old.text
-    if (not replaces or not subject or not text.startswith(subject) or _one_clause(text)
-            or not says_it_left(candidate.text) or not same_subject(candidate.subject, old.subject)):
+    parts = _clauses(old.subject, old.text)
+    if (not replaces or parts is None or not says_it_left(candidate.text)
+            or not same_subject(candidate.subject, old.subject)):
         return None
-    left = {t for t in replaces - change_words(candidate.text) - set(keywords(subject)) if not HAN_RUN.fullmatch(t)
+    left = {t for t in replaces - change_words(candidate.text) - set(keywords(old.subject or "")) if not HAN_RUN.fullmatch(t)
             or len(t) <= 4}  # a key word, not a whole run of the turn's Chinese
-    parts = _CLAUSE.split(text[len(subject):])  # clause, separator, clause, ...
 
     def names(clause: str) -> bool:
         words = set(keywords(clause))
         return any(t in words or (HAN_RUN.fullmatch(t) and t in clause) for t in left)
-    hit = [i for i in range(0, len(parts), 2) if parts[i].strip() and names(parts[i])]
-    if len(hit) != 1 or all(not parts[i].strip() for i in range(0, len(parts), 2) if i != hit[0]):
+    hit = [k for k, i in enumerate(i for i in range(0, len(parts), 2) if parts[i].strip()) if names(parts[i])]
+    return rest_without(old, hit[0]) if len(hit) == 1 else None
+
+
+def _clauses(subject: str | None, text: str) -> list[str] | None:
+    """The part of ``text`` after its leading subject split at its clauses: clause, separator,
+    clause, ...; None unless the subject leads it and it says more than one thing."""
+    subject = (subject or "").strip()
+    if not subject or not text.startswith(subject) or _one_clause(text):
         return None
-    i = hit[0]
+    parts = _CLAUSE.split(text[len(subject):])
+    return parts if sum(1 for i in range(0, len(parts), 2) if parts[i].strip()) > 1 else None
+
+
+def clauses_of(old: Fact | MemoryRecord) -> list[str]:
+    """Each thing a memory says as a sentence of its own, led by its subject ("何静住在园区，开一辆
+    雅阁" -> "何静住在园区", "何静开一辆雅阁"); a memory that says one thing is itself."""
+    parts = _clauses(old.subject, old.text)
+    if parts is None:
+        return [old.text]
+    subject = (old.subject or "").strip()
+    return [subject + ("" if HAN_RUN.match(c.strip()) else " ") + c.strip() for c in parts[::2] if c.strip()]
+
+
+def rest_without(old: Fact | MemoryRecord, clause: int) -> tuple[str, bool] | None:
+    """``old`` without its ``clause``-th clause (of ``clauses_of``), and whether its object is
+    still in what is left; None where nothing is left."""
+    parts = _clauses(old.subject, old.text)
+    if parts is None:
+        return None
+    said = [i for i in range(0, len(parts), 2) if parts[i].strip()]
+    if not 0 <= clause < len(said):
+        return None
+    i = said[clause]
     rest = "".join(parts[:i] + parts[i + 2:] if i + 1 < len(parts) else parts[:i - 1]).strip()
     if not rest:
         return None
+    subject = (old.subject or "").strip()
     joined = subject + ("" if HAN_RUN.match(rest) else " ") + rest
     return joined, bool(old.object) and old.object.casefold() in joined.casefold()
 

@@ -61,3 +61,23 @@ class RecordingExtractor:
         self.recordings.data[key] = {"user": user, "reply": out.text, "prompt_tokens": out.prompt_tokens,
                                      "output_tokens": out.output_tokens}
         return out
+
+    def yes_probability(self, system: str, user: str) -> float | None:
+        """The recorded answer to a yes/no question (``graphmem.extract.judge``): the probability
+        the model gave "yes", written with four decimals ("" where it gave none)."""
+        key = prompt_key(system, user)
+        self.recordings.used.add(key)
+        if key in self.recordings.data and not (self.refresh and self.live is not None):
+            reply = self.recordings.data[key]["reply"]
+            return float(reply) if reply else None
+        ask = getattr(self.live, "yes_probability", None)
+        if self.live is None:
+            raise ConfigurationError(
+                f"no recorded model answer for this question in {self.recordings.path}; run the scripts with "
+                f"--record to ask the local model:\n{user}"
+            )
+        p = ask(system, user) if ask is not None else None
+        p = None if p is None else round(p, 4)  # as it is recorded: a replay decides the same
+        self.recordings.data[key] = {"user": user, "reply": "" if p is None else f"{p:.4f}", "prompt_tokens": 0,
+                                     "output_tokens": 1}
+        return p

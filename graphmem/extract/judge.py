@@ -1,0 +1,120 @@
+"""Does a window end what a stored memory says? The model asked about one pair at a time.
+
+The rules (``graphmem.lifecycle.rules``) catch a change phrased as they were written for; a
+change phrased another way ("We bought a house in Aurora and left the downtown flat", "电动车被
+偷了，现在坐公交上班") leaves the old memory standing. So a window whose user turns signal a
+change (a change cue or "now", and neither "besides" nor "still") has each stored memory of its
+speaker that the model was shown (its clauses one by one where it says several things) put to
+the model as one short question: does the new message say this note is no longer true? The
+answer is read as a probability, the share of "yes" among the first token's "yes" and "no",
+not as a sampled word: the 1.5B model's greedy answer is "yes" for most pairs, its probability
+separates them (area under the curve 0.96 on the 40 tuned cases' 140 pairs). Only the window's
+most probable pair can retire a memory, and only at ``JUDGE_AT`` or above
+(``graphmem.lifecycle.fold``); the threshold was read on the tuned cases alone, the held-out
+batches measure it (docs/benchmarks.md, *Asking the model about a pair*)."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..models import MemoryRecord, Message
+from .checks import adds_a_value, is_past_or_changed, keeps_a_value
+
+JUDGE_AT = 0.75  # the lowest probability that retires a memory
+JUDGE_SYSTEM = ("You compare a stored note about a person with a new message from that person. Answer yes only if "
+                "the new message says the note is no longer true (the person changed it, stopped it, left it, or "
+                "replaced it with something else). Otherwise answer no.")
+_NOW = re.compile(r"\b(now|these days|nowadays|no longer)\b|现在|如今|最近|目前", re.IGNORECASE)
+_YES, _NO = frozenset({"yes"}), frozenset({"no"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The model's probability that the window ends ``note``: a stored memory's whole text, or
+    one of its clauses (``clause``: its index among the memory's clauses)."""
+
+    memory_id: str
+    note: str
+    p: float
+    clause: int | None = None
+
+
+def judge_prompt(speaker: str, said: str, note: str) -> str:
+    return f'New message from {speaker}: "{said}"\nStored note: "{note}"\nDoes the new message say the stored note is no longer true?'
+
+
+def signals_a_change(turns: Sequence[Message]) -> bool:
+    """The user's turns say something changed ("left", "sold", "now", "现在", "不再") and neither
+    add a value beside the held ones ("besides", "除了") nor say one stays ("still", "还是"): the
+    windows worth a question about each stored memory."""
+    said = [m.content for m in turns if m.role != "assistant"]
+    return (any(is_past_or_changed(t) or _NOW.search(t) for t in said) and not adds_a_value(turns)
+            and not any(keeps_a_value(t) for t in said))
+
+
+def yes_share(logprobs: Mapping[str, float]) -> float | None:
+    """The share of "yes" in the probability of "yes" and "no" (any case, any surrounding space)
+    among a first token's candidates, given as token -> log probability (up to one constant);
+    None when neither is among them."""
+    yes = sum(math.exp(lp) for tok, lp in logprobs.items() if tok.strip().casefold() in _YES)
+    no = sum(math.exp(lp) for tok, lp in logprobs.items() if tok.strip().casefold() in _NO)
+    return yes / (yes + no) if yes + no > 0 else None
+
+
+def notes_of(memory: MemoryRecord, clauses: Sequence[str]) -> list[tuple[str, int | None]]:
+    """What is asked about one memory: its whole text, or each clause as its own sentence."""
+    return [(memory.text, None)] if len(clauses) < 2 else [(c, i) for i, c in enumerate(clauses)]
+
+
+def judge_window(ask: Any, turns: Sequence[Message], speaker: str,
+                 notes: Iterable[tuple[str, str, int | None]]) -> list[Verdict]:
+    """``ask(system, user) -> float | None`` for each (memory id, note, clause) of ``notes``;
+    the pairs it answers, as verdicts."""
+    said = " ".join(" ".join(m.content.split()) for m in turns if m.role != "assistant")
+    out = []
+    for memory_id, note, clause in notes:
+        p = ask(JUDGE_SYSTEM, judge_prompt(speaker, said, note))
+        if p is not None:
+            out.append(Verdict(memory_id, note, float(p), clause))
+    return out
+
+
+def llama_yes_probability(llm: Any, system: str, user: str) -> float | None:
+    """The share of "yes" in the model's first answer token, from one evaluation of the chat
+    prompt (the GGUF's own template). The longest prefix of the previous question is reused
+    from the KV cache: the system line and the window's message are evaluated once per window."""
+    import numpy as np
+
+    tokens = llm.tokenize(chat_prompt(llm, system, user).encode("utf-8"), add_bos=False, special=True)
+    done = 0
+    for a, b in zip(llm._input_ids, tokens[:-1]):
+        if a != b:
+            break
+        done += 1
+    llm.n_tokens = done  # eval() drops the cache past it
+    llm.eval(tokens[done:])
+    logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
+    top = np.argsort(-logits)[:20]
+    peak = float(logits[top[0]])
+    scores = {}
+    for t in top:
+        piece = llm.detokenize([int(t)]).decode("utf-8", errors="ignore")
+        scores[piece] = max(scores.get(piece, -math.inf), float(logits[t]) - peak)
+    return yes_share(scores)  # log probabilities up to one constant: the share is the same
+
+
+def chat_prompt(llm: Any, system: str, user: str) -> str:
+    """The chat prompt as the GGUF's template writes it, up to where the reply begins."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    template = llm.metadata.get("tokenizer.chat_template")
+    if not template:
+        return f"{system}\n\n{user}\nAnswer: "
+    eos, bos = llm.token_eos(), llm.token_bos()
+    formatter = Jinja2ChatFormatter(template=template, eos_token=llm._model.token_get_text(eos) if eos != -1 else "",
+                                    bos_token=llm._model.token_get_text(bos) if bos != -1 else "")
+    return formatter(messages=[{"role": "system", "content": system}, {"role": "user", "content": user}]).prompt
