@@ -3,9 +3,9 @@
 The rules (``graphmem.lifecycle.rules``) catch a change phrased as they were written for; a
 change phrased another way ("We bought a house in Aurora and left the downtown flat", "电动车被
 偷了，现在坐公交上班") leaves the old memory standing. So a window whose user turns signal a
-change (a change cue or "now", and neither "besides" nor "still") has each stored memory of its
-speaker that the model was shown (its clauses one by one where it says several things) put to
-the model as one short question: does the new message say this note is no longer true? The
+change (a change cue or "now", and neither "besides" nor "still") has the speaker's stored
+memories closest to those turns (their clauses one by one where one says several things) put to
+the model, each as one short question: does the new message say this note is no longer true? The
 answer is read as a probability, the share of "yes" among the first token's "yes" and "no",
 not as a sampled word: the 1.5B model's greedy answer is "yes" for most pairs, its probability
 separates them (area under the curve 0.96 on the 40 tuned cases' 140 pairs). Only the window's
@@ -29,7 +29,6 @@ JUDGE_SYSTEM = ("You compare a stored note about a person with a new message fro
                 "the new message says the note is no longer true (the person changed it, stopped it, left it, or "
                 "replaced it with something else). Otherwise answer no.")
 _NOW = re.compile(r"\b(now|these days|nowadays|no longer)\b|现在|如今|最近|目前", re.IGNORECASE)
-_YES, _NO = frozenset({"yes"}), frozenset({"no"})
 
 
 @dataclass(frozen=True)
@@ -60,8 +59,8 @@ def yes_share(logprobs: Mapping[str, float]) -> float | None:
     """The share of "yes" in the probability of "yes" and "no" (any case, any surrounding space)
     among a first token's candidates, given as token -> log probability (up to one constant);
     None when neither is among them."""
-    yes = sum(math.exp(lp) for tok, lp in logprobs.items() if tok.strip().casefold() in _YES)
-    no = sum(math.exp(lp) for tok, lp in logprobs.items() if tok.strip().casefold() in _NO)
+    yes = sum(math.exp(lp) for tok, lp in logprobs.items() if tok.strip().casefold() == "yes")
+    no = sum(math.exp(lp) for tok, lp in logprobs.items() if tok.strip().casefold() == "no")
     return yes / (yes + no) if yes + no > 0 else None
 
 
