@@ -596,7 +596,8 @@ def test_real_default_model_end_to_end(tmp_path):
 
 def test_real_default_model_reads_whether_a_message_ends_a_note():
     """The judge's questions to the real model (a second context on the same weights): the
-    stored note the message ends reads above the threshold, one it does not touch below."""
+    stored note the message ends reads above the threshold, one it does not touch below, and a
+    question reads the same whatever was asked before it (the KV cache holds the shared start)."""
     from graphmem.engine.extraction import make_extractor
     from graphmem.extract.judge import JUDGE_AT, JUDGE_SYSTEM, judge_prompt
 
@@ -605,6 +606,10 @@ def test_real_default_model_reads_whether_a_message_ends_a_note():
     ended = model.yes_probability(JUDGE_SYSTEM, judge_prompt("王强", said, "王强使用Django开发服务"))
     kept = model.yes_probability(JUDGE_SYSTEM, judge_prompt("王强", said, "王强每天早上喝咖啡"))
     assert ended >= JUDGE_AT > kept, (ended, kept)
+    assert model.yes_probability(JUDGE_SYSTEM, judge_prompt("王强", said, "王强使用Django开发服务")) == ended
+    other = "I sold the Civic and bought an electric Kia Niro."
+    model.yes_probability(JUDGE_SYSTEM, judge_prompt("Kenji", other, "Kenji drives a Honda Civic"))
+    assert model.yes_probability(JUDGE_SYSTEM, judge_prompt("王强", said, "王强每天早上喝咖啡")) == kept
 
 
 # llama-cpp-python's server, loading its model as graphmem does (see amx_safe_loading)

@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..errors import ExtractionError, ModelLoadError
 from ..models import MemoryRecord, Message
 from ..text import keywords
-from .judge import llama_yes_probability, yes_share
+from .judge import NOTE_LINE, SideContext, yes_share
 from .model import load_llama
 from .schema import Extraction, complete_fields, parse_wire, reads_like_a_workflow, wire_schema
 
@@ -220,6 +220,7 @@ class LlamaExtractor:
     None: where a timed pass shows that drafts save CPU here)."""
 
     _models: dict[tuple, Any] = {}
+    _sides: dict[tuple, Any] = {}  # a question context on each model's weights (graphmem.extract.judge)
     _call_locks: dict[tuple, threading.Lock] = {}  # one llama context per model: one call at a time, whoever asks
     _load_lock = threading.Lock()
 
@@ -272,22 +273,16 @@ class LlamaExtractor:
                           usage.get("completion_tokens", 0))
 
     def yes_probability(self, system: str, user: str) -> float | None:
-        """The share of "yes" in the first token of the model's answer (``graphmem.extract.judge``).
-        Asked of a second context on the same weights (memory-mapped, so shared), with room for a
-        short question: the extraction context keeps its system prompt in the KV cache."""
-        self._llm()  # the checks and messages of a model that will not load
-        key = (*self._key, "judge")
+        """The share of "yes" in the first token of the model's answer (``graphmem.extract.judge``),
+        asked of a second context on the same weights: the extraction context keeps its system
+        prompt in the KV cache."""
+        llm = self._llm()
         with self._load_lock:
-            if key not in self._models:
-                path, _, n_threads, n_gpu_layers, seed = self._key
-                self._models[key] = load_llama(model_path=path, n_ctx=JUDGE_CONTEXT, n_threads=n_threads,
-                                               n_gpu_layers=n_gpu_layers, seed=seed, verbose=False)
-            llm = self._models[key]
+            side = self._sides.get(self._key)
+            if side is None:
+                side = self._sides[self._key] = SideContext(llm, NOTE_LINE)
         with self._call_lock:
-            return llama_yes_probability(llm, system, user)
-
-
-JUDGE_CONTEXT = 1024  # tokens: one message and one stored note
+            return side.yes_probability(system, user)
 
 
 class OpenAICompatibleExtractor:

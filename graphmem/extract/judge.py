@@ -42,8 +42,11 @@ class Verdict:
     clause: int | None = None
 
 
+NOTE_LINE = '\nStored note: '  # where one window's questions start to differ
+
+
 def judge_prompt(speaker: str, said: str, note: str) -> str:
-    return f'New message from {speaker}: "{said}"\nStored note: "{note}"\nDoes the new message say the stored note is no longer true?'
+    return f'New message from {speaker}: "{said}"{NOTE_LINE}"{note}"\nDoes the new message say the stored note is no longer true?'
 
 
 def signals_a_change(turns: Sequence[Message]) -> bool:
@@ -82,28 +85,59 @@ def judge_window(ask: Any, turns: Sequence[Message], speaker: str,
     return out
 
 
-def llama_yes_probability(llm: Any, system: str, user: str) -> float | None:
-    """The share of "yes" in the model's first answer token, from one evaluation of the chat
-    prompt (the GGUF's own template). The longest prefix of the previous question is reused
-    from the KV cache: the system line and the window's message are evaluated once per window."""
-    import numpy as np
+class SideContext:
+    """A second llama.cpp context on a loaded model's own weights (nothing loaded or repacked
+    again: about 50 MB of KV cache and buffers), for short questions; the extraction context
+    keeps its system prompt in its KV cache. A question is evaluated in two fixed parts, all of
+    it up to ``split`` in the user's text, then the rest, and the first part is kept for the next
+    question that starts the same way (one window's questions differ in their note only). Fixed,
+    because llama.cpp's arithmetic depends on how tokens are batched: a question evaluated after
+    whatever happened to be cached read up to 0.035 apart from the same question asked first."""
 
-    tokens = llm.tokenize(chat_prompt(llm, system, user).encode("utf-8"), add_bos=False, special=True)
-    done = 0
-    for a, b in zip(llm._input_ids, tokens[:-1]):
-        if a != b:
-            break
-        done += 1
-    llm.n_tokens = done  # eval() drops the cache past it
-    llm.eval(tokens[done:])
-    logits = np.ctypeslib.as_array(llm._ctx.get_logits(), shape=(llm.n_vocab(),))
-    top = np.argsort(-logits)[:20]
-    peak = float(logits[top[0]])
-    scores = {}
-    for t in top:
-        piece = llm.detokenize([int(t)]).decode("utf-8", errors="ignore")
-        scores[piece] = max(scores.get(piece, -math.inf), float(logits[t]) - peak)
-    return yes_share(scores)  # log probabilities up to one constant: the share is the same
+    def __init__(self, llm: Any, split: str, n_ctx: int = 1024) -> None:
+        from llama_cpp import _internals
+
+        params = type(llm.context_params).from_buffer_copy(llm.context_params)  # its threads, types and batch
+        params.n_ctx = n_ctx
+        n_batch = min(params.n_batch, n_ctx)
+        params.n_batch, params.n_ubatch = n_batch, min(params.n_ubatch, n_batch)
+        self.llm, self.split, self.n_batch = llm, split, n_batch
+        self.ctx = _internals.LlamaContext(model=llm._model, params=params, verbose=False)
+        self.batch = _internals.LlamaBatch(n_tokens=n_batch, embd=0, n_seq_max=1, verbose=False)
+        self.head: list[int] = []  # the first part of the last question: what the KV cache holds
+
+    def yes_probability(self, system: str, user: str) -> float | None:
+        """The share of "yes" in the first answer token of the chat prompt (the GGUF's own template)."""
+        import numpy as np
+
+        llm = self.llm
+        prompt = chat_prompt(llm, system, user)
+        cut = prompt.find(self.split) if self.split else -1
+        head = llm.tokenize(prompt[:cut].encode("utf-8"), add_bos=False, special=True) if cut > 0 else []
+        tail = llm.tokenize(prompt[max(cut, 0):].encode("utf-8"), add_bos=False, special=True)
+        if len(head) + len(tail) >= self.ctx.n_ctx() or not tail:
+            return None  # a question longer than the context: the rules decide
+        if head != self.head:
+            self.ctx.kv_cache_clear()
+            self._decode(head, 0)
+            self.head = head
+        else:
+            self.ctx.kv_cache_seq_rm(-1, len(head), -1)
+        self._decode(tail, len(head))
+        logits = np.ctypeslib.as_array(self.ctx.get_logits(), shape=(llm.n_vocab(),))
+        top = np.argsort(-logits)[:20]
+        peak = float(logits[top[0]])
+        scores: dict[str, float] = {}
+        for t in top:
+            piece = llm.detokenize([int(t)]).decode("utf-8", errors="ignore")
+            scores[piece] = max(scores.get(piece, -math.inf), float(logits[t]) - peak)
+        return yes_share(scores)  # log probabilities up to one constant: the share is the same
+
+    def _decode(self, tokens: list[int], start: int) -> None:
+        for i in range(0, len(tokens), self.n_batch):
+            chunk = tokens[i:i + self.n_batch]
+            self.batch.set_batch(chunk, n_past=start + i, logits_all=False)
+            self.ctx.decode(self.batch)
 
 
 def chat_prompt(llm: Any, system: str, user: str) -> str:
