@@ -24,7 +24,7 @@ from graphmem.models import Message
 # the held-out conflict batches as the benchmark reports them -> (their ``heldout`` mark, cases a
 # language, change cases scored at least)
 HELD_OUT = {"held out": (True, 7, 4), "held out 2": (2, 5, 2), "held out 3": (3, 20, 9), "held out 4": (4, 11, 8),
-            "held out 5": (5, 10, 5), "held out 6": (6, 10, 5), "held out 7": (7, 10, 5)}
+            "held out 5": (5, 10, 5), "held out 6": (6, 10, 5), "held out 7": (7, 10, 5), "held out 8": (8, 10, 5)}
 
 
 def test_the_set_is_big_enough_bilingual_and_well_formed():
@@ -330,6 +330,34 @@ def test_a_candidate_only_replaces_what_the_turn_says_changed():
     assert decide(niro, [(civic, 0.58)], sold).action == "supersede"
 
 
+def test_a_value_the_text_does_not_state_or_the_turn_keeps_replaces_nothing(embedder):
+    """Read from held-out batch 7's wrong retirements, measured on batch 8: the model's
+    predicate says ``lives_in`` where its text says a commute ("on the bus": no new home), and
+    "还是在南京" keeps the city, so it is no new value of the district."""
+    from graphmem.lifecycle.attributes import Attributes
+
+    attrs = Attributes(embedder)
+    flat = fact_of("f", "Hannah Brandt lives in Schwachhausen", "Hannah Brandt", "lives_in", "Schwachhausen")
+    bus = fact_of("", "Hannah Brandt is on the bus these days", "Hannah Brandt", "lives_in", "bus")
+    assert decide(bus, [(flat, 0.5)], attribute=attrs.of).action == "add"
+    assert decide(bus, [(flat, 0.5)]).action == "supersede"  # the predicate alone
+    moved = fact_of("", "Hannah Brandt lives in Findorff", "Hannah Brandt", "lives_in", "Findorff")
+    assert decide(moved, [(flat, 0.5)], attribute=attrs.of).action == "supersede"  # her name reads as a partner; her text does not
+    boots = fact_of("b", "Ravi Menon is a pharmacist at a Boots in Glasgow", "Ravi", "works_at", "Boots")
+    lloyds = fact_of("", "Ravi is a pharmacist at Lloyds Pharmacy", "Ravi", "works_at", "Lloyds Pharmacy")
+    assert decide(lloyds, [(boots, 0.5)], attribute=attrs.of).action == "supersede"  # a job reads as work
+    gulou = fact_of("g", "邵琪住在鼓楼区，每天坐公交上班", "邵琪", "lives_in", "鼓楼区")
+    stays = turns(("邵琪", "我调到一所小学教书了，还是在南京。"))
+    nanjing = fact_of("", "邵琪住在南京，每天坐公交上班", "邵琪", "lives_in", "南京")
+    assert carried_over(nanjing, gulou, replaced_terms(stays), kept_terms(stays), ["南京"], ["鼓楼区"]) is None
+    there = fact_of("", "邵琪在南京", "邵琪", "lives_in", "南京", said=stays[0].content)
+    assert decide(there, [(gulou, 0.5)]).action == "add"
+    assert decide(fact_of("", "邵琪在南京", "邵琪", "lives_in", "南京"), [(gulou, 0.5)]).action == "supersede"
+    moves = turns(("邵琪", "我们从鼓楼区搬到建邺区了。"))
+    jianye = fact_of("", "邵琪住在建邺区", "邵琪", "lives_in", "建邺区")
+    assert carried_over(jianye, gulou, replaced_terms(moves), kept_terms(moves), ["建邺区"], ["鼓楼区"]) == ("鼓楼区", "建邺区")
+
+
 def test_an_event_or_a_many_valued_attribute_replaces_nothing_by_its_predicate_alone():
     # seen on LoCoMo: each photo Gina shared retired the one before it; a passion retired another
     students = fact_of("s", "Gina shares a photo of her students doing a dance routine", "Gina", "shares_photo",
@@ -507,8 +535,10 @@ FLOORS = {  # what the recorded run reached (docs/benchmarks.md: "Extraction qua
     "zh held out 5": {"sup_precision": 1.0, "sup_recall": 0.33},  # 0.67 / 0.33 as first asked
     "en held out 6": {"sup_precision": 1.0, "sup_recall": 0.42, "kept_lost": 1},  # as first asked (stop 71)
     "zh held out 6": {"sup_precision": 1.0, "sup_recall": 0.71},  # as first asked
-    "en held out 7": {"sup_precision": 0.25, "sup_recall": 0.14},  # as first asked: three wrong retirements by the rules
-    "zh held out 7": {"sup_precision": 0.83, "sup_recall": 0.62},  # as first asked
+    "en held out 7": {"sup_precision": 0.5, "sup_recall": 0.28},  # 0.25 / 0.14 as first asked, then read
+    "zh held out 7": {"sup_precision": 1.0, "sup_recall": 0.62},  # 0.83 / 0.62 as first asked, then read
+    "en held out 8": {"sup_precision": 0.57, "sup_recall": 0.5, "kept_lost": 1},  # as first asked
+    "zh held out 8": {"sup_precision": 0.33, "sup_recall": 0.2},  # as first asked
 }
 
 

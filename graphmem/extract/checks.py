@@ -294,9 +294,21 @@ def _change_clauses(turns: Sequence[Message], keeping: bool) -> frozenset[str]:
     out: set[str] = set()
     for m in turns:
         if m.role != "assistant" and _change_cues(m.content):
-            for clause in _CLAUSES.split(m.content):
-                if keeps_a_value(clause) == keeping:  # "..., still a product manager": that value stays
-                    out |= terms_of(clause)
+            out |= _clauses_that(m.content, keeping)
+    return frozenset(out)
+
+
+def kept_in(text: str) -> frozenset[str]:
+    """The key words of a text's clauses that say a value stays ("还是在南京", "still in Valencia"),
+    with or without a change beside them."""
+    return _clauses_that(text, keeping=True)
+
+
+def _clauses_that(text: str, keeping: bool) -> frozenset[str]:
+    out: set[str] = set()
+    for clause in _CLAUSES.split(text):
+        if keeps_a_value(clause) == keeping:  # "..., still a product manager": that value stays
+            out |= terms_of(clause)
     return frozenset(out)
 
 

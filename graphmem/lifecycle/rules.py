@@ -51,7 +51,7 @@ from typing import Any, Literal
 from ..models import SOURCE_CONFIDENCE, MemoryIn, MemoryRecord, Status
 from ..retrieve.scoring import frequency, recency
 from ..settings import LifecycleSettings, RecallOptions
-from ..extract.checks import (HAN_RUN, change_words, destinations, holds_one_value, is_vague, left_phrases, names_most,
+from ..extract.checks import (HAN_RUN, change_words, destinations, holds_one_value, is_vague, kept_in, left_phrases, names_most,
                               origins, predicate_family, same_relation, says_it_left, times_of_day)
 from ..extract.schema import normalise_predicate
 from ..text import keywords, normalise_name
@@ -150,13 +150,39 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: fro
             continue
         if (_same(candidate.predicate, old.predicate, True) and not _same(candidate.object, old.object)
                 and holds_one_value(_predicate(candidate.predicate or "")) and not _still_has(candidate, old)
-                and not at_other_times(candidate, old)):
+                and not at_other_times(candidate, old) and not _mislabelled(candidate, attribute)
+                and not _kept(candidate.object, kept_in(candidate.said))):  # "还是在南京"
             return Decision("supersede", old.id, f"{old.predicate}: {old.object} -> {candidate.object}")
         if (_same(candidate.object, old.object) and candidate.predicate
                 and not same_relation(_predicate(candidate.predicate), _predicate(old.predicate or ""))
                 and family is not None and family == predicate_family(_predicate(old.predicate or ""))):
             return Decision("supersede", old.id, f"{old.subject} -> {old.object}: {old.predicate} -> {candidate.predicate}")
     return Decision("add")
+
+
+# predicates that name one of the attributes read by meaning (``attributes.ONE_VALUE``)
+_HOME, _WORK = frozenset({"home"}), frozenset({"employer", "job"})
+_PREDICATE_ATTRIBUTE = {"lives_in": _HOME, "live_in": _HOME, "住在": _HOME, "works_at": _WORK, "work_at": _WORK,
+                        "works_for": _WORK, "drives": frozenset({"car"}), "commutes_by": frozenset({"commute"})}
+
+
+def _mislabelled(candidate: Fact, attribute: Callable[[str], str | None] | None) -> bool:
+    """The candidate's predicate names one attribute and its text, read by meaning without the
+    subject's name (names pull the embedder's reading about), states another: "Hannah is on the
+    bus these days" under ``lives_in`` is a commute, and its "bus" is no new home."""
+    named = _PREDICATE_ATTRIBUTE.get(_predicate(candidate.predicate or ""))
+    if not named or attribute is None:
+        return False
+    text, subject = candidate.text.strip(), (candidate.subject or "").strip()
+    said = text[len(subject):].strip() if subject and text.casefold().startswith(subject.casefold()) else text
+    read = attribute(said) if said else None
+    return read is not None and read not in named
+
+
+def _kept(value: str | None, kept: frozenset[str]) -> bool:
+    """All of a value is what its turn says stays: "南京" in "还是在南京" (not "南京小学")."""
+    words = set(keywords(value or ""))
+    return bool(words) and words <= kept
 
 
 def _one_clause(text: str) -> bool:
@@ -248,6 +274,8 @@ def carried_over(candidate: Fact, old: Fact, replaces: frozenset[str], kept: fro
         was, now = swap
         if names_most(set(keywords(was)), kept) or now.casefold() in old.text.casefold():
             continue  # "还在腾讯": the employer stays; the city may still be the swap
+        if _kept(now, kept):
+            continue  # "还是在南京": what the turn says stays is no new value of the place
         if old.keywords - subject - set(keywords(was)) - candidate.keywords:
             return swap
     return None
