@@ -220,6 +220,23 @@ def grounded(subject: str | None, obj: str | None, text: str, msgs: Sequence[Mes
 _EMPTY_OBJECTS = frozenset({"you", "me", "him", "her", "it", "them", "us", "你", "您", "我", "他", "她", "它", "他们", "我们"})
 
 
+def without_self_naming(text: str, subject: str | None) -> str:
+    """A memory that opens by naming its subject as itself, the rest led by the name:
+    "邵琪是邵琪，在南京一家幼儿园当老师" (the model's reading of "我叫邵琪，在南京……") is "邵琪在南京一家幼儿园
+    当老师", "Sofia is Sofia, a vet in Valencia" is "Sofia is a vet in Valencia". A text that is
+    nothing else is left whole (``says_nothing`` drops it)."""
+    name = (subject or "").strip()
+    if not name:
+        return text
+    opening = re.match(rf"\s*{re.escape(name)}\s*(?:是|叫|is called|is)\s*{re.escape(name)}\s*[，,;；:：]\s*", text, re.IGNORECASE)
+    if not opening or not text[opening.end():].strip():
+        return text
+    rest = text[opening.end():]
+    if HAN_RUN.match(rest):
+        return name + rest
+    return f"{name} is {rest}" if re.match(r"(a|an|the)\b", rest, re.IGNORECASE) else f"{name}, {rest}"
+
+
 def says_nothing(subject: str | None, obj: str | None, text: str = "") -> str | None:
     """Why a fact carries no information, or None: its object is its own subject ("Emily is
     named Emily") or a bare pronoun ("Emily thanks you"), seen on MemoryBank's first window; or

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..extract.checks import (adds_a_value, grounded, kept_terms, left_terms, replaced_terms, resolve_subject,
-                              says_nothing, speaker_of, unconfirmed_assistant_words)
+                              says_nothing, speaker_of, unconfirmed_assistant_words, without_self_naming)
 from ..extract.extractors import copies_an_example
 from ..extract.judge import JUDGE_AT, Verdict
 from ..extract.people import Tie, about_whom, addressed, relation_of
@@ -108,6 +108,7 @@ class WindowFolder:
             turns = source_turns(m, msgs)
             user = speaker_of(turns) or speaker_of(msgs)
             text, subject = addressed(m.text, resolve_subject(m.subject, user), user)  # "Your boss is ..." is the user's
+            text = without_self_naming(text, subject)  # "邵琪是邵琪，在南京……" from "我叫邵琪，在南京……"
             m = m.model_copy(update={"text": text, "subject": subject})
             copied = copies_an_example(m.text, " ".join(f"{x.speaker}: {x.content}" for x in msgs))
             why = (f"copies the prompt's example {copied!r}" if copied
