@@ -196,6 +196,52 @@ def test_relations_between_people_and_whom_a_memory_is_about():
     assert [len(t) for _, t in out] == [1, 1, 1, 0, 0, 1]  # a memory of the relation itself stays its owner's
 
 
+def test_a_relation_is_what_its_turn_says_whoever_the_model_made_it():
+    """The model misread the relationship set's "My brother is Femi Okafor" (said by Ada Okafor)
+    as "Leo Okafor is Femi Okafor's uncle", 我的姐姐是李娜 as (王磊, has_brother, 李娜), and wrote no
+    memory at all for "My sister is Olga Berg": 20 of its 30 relations became the right edge."""
+    from graphmem.extract.people import Tie, agrees, stated_ties
+    from graphmem.extract.schema import ExtractedMemory
+    from graphmem.lifecycle.fold import _relations_as_said
+
+    names = ["Ada Okafor", "Femi Okafor", "Leo Okafor", "Olga Berg", "王磊", "李娜", "Tom Keller"]
+    assert stated_ties("My brother is Femi Okafor.", "Ada Okafor", names) == [(Tie("Ada Okafor", "brother", "Femi Okafor"),
+                                                                               "brother")]
+    assert stated_ties("Had lunch with my boss, Tom Keller, today.", "Ada Okafor", names)[0][0].relation == "manager"
+    assert stated_ties("我姐姐叫李娜。", "王磊", names) == [(Tie("王磊", "sister", "李娜"), "姐姐")]
+    assert stated_ties("My sister is a nurse.", "Ada Okafor", names) == []  # no one named
+    assert stated_ties("Femi Okafor is my brother's friend.", "Ada Okafor", names) == []
+    said = Tie("Ada Okafor", "brother", "Femi Okafor")
+    assert agrees(Tie("Ada Okafor", "brother", "Femi Okafor"), said)
+    assert agrees(Tie("Femi Okafor", "sister", "Ada Okafor"), said)  # read from the other end
+    assert not agrees(Tie("Femi Okafor", "uncle", "Ada Okafor"), said)
+    assert not agrees(Tie("Leo Okafor", "uncle", "Femi Okafor"), said)
+
+    window = turns(("Ada Okafor", "My brother is Femi Okafor."), ("王磊", "我的姐姐是李娜。"),
+                   ("Olga Berg", "My son is Leo Okafor."), ("Ada Okafor", "Femi Okafor loves chess."))
+
+    def m(text, s, p, o, n):
+        return ExtractedMemory(text=text, subject=s, predicate=p, object=o, turns=[n]), [window[n - 1]]
+
+    report = {"dropped": []}
+    out = _relations_as_said(window, [m("Leo Okafor is Femi Okafor's uncle", "Leo Okafor", "uncle", "Femi Okafor", 1),
+                                      m("王磊的姐姐是李娜", "王磊", "has_brother", "李娜", 2),
+                                      m("Femi Okafor loves chess", "Femi Okafor", "loves", "chess", 4)], names, report)
+    assert [(x.text, x.subject, x.predicate, x.object, [t.content for t in ts]) for x, ts in out] == [
+        ("王磊的姐姐是李娜", "王磊", "sister", "李娜", ["我的姐姐是李娜。"]),  # the predicate the turn says
+        ("Femi Okafor loves chess", "Femi Okafor", "loves", "chess", ["Femi Okafor loves chess."]),
+        ("Ada Okafor's brother is Femi Okafor", "Ada Okafor", "brother", "Femi Okafor", ["My brother is Femi Okafor."]),
+        ("Olga Berg's son is Leo Okafor", "Olga Berg", "son", "Leo Okafor", ["My son is Leo Okafor."])]
+    assert [d["text"] for d in report["dropped"]] == ["Leo Okafor is Femi Okafor's uncle"]
+    assert [x.turns for x, _ in out[2:]] == [[1], [3]]
+    # a name the turn gives in two scripts is one person ("My manager is 周敏 (Zhou Min).")
+    window = turns(("Li Na", "My manager is 周敏 (Zhou Min). She hates meetings on Friday afternoons."))
+    kept = _relations_as_said(window, [(ExtractedMemory(text="Li Na's manager is Zhou Min", subject="Li Na",
+                                                        predicate="manager", object="Zhou Min", turns=[1]), window)],
+                              ["Li Na", "周敏", "Zhou Min"], report)
+    assert [x.text for x, _ in kept] == ["Li Na's manager is Zhou Min"] and len(report["dropped"]) == 1
+
+
 def test_the_assistants_words_are_not_the_users_unless_taken_up():
     window = turns(("Eva", "I need a new laptop for video editing."),
                    ("assistant", "A MacBook Pro with 32 GB of RAM would suit you."), ("Eva", "Maybe, I'll compare prices."))
@@ -549,8 +595,8 @@ FLOORS = {  # what the recorded run reached (docs/benchmarks.md: "Extraction qua
     "zh held out 6": {"sup_precision": 1.0, "sup_recall": 0.71},  # as first asked
     "en held out 7": {"sup_precision": 0.5, "sup_recall": 0.28},  # 0.25 / 0.14 as first asked, then read
     "zh held out 7": {"sup_precision": 1.0, "sup_recall": 0.62},  # 0.83 / 0.62 as first asked, then read
-    "en held out 8": {"sup_precision": 0.57, "sup_recall": 0.5, "kept_lost": 1},  # as first asked
-    "zh held out 8": {"sup_precision": 0.33, "sup_recall": 0.2},  # as first asked
+    "en held out 8": {"sup_precision": 0.62, "sup_recall": 0.57, "kept_lost": 1},  # 0.57 / 0.50 as first asked
+    "zh held out 8": {"sup_precision": 0.5, "sup_recall": 0.2},  # 0.33 / 0.20 as first asked
 }
 
 

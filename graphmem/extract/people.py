@@ -13,7 +13,7 @@ names: plain rules over the memory's text and the names of its window, no model.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..text.relations import RELATIONS, relation_of
@@ -165,3 +165,63 @@ def about_whom(memories: Sequence[ExtractedMemory], names: Sequence[str]) -> lis
             m = m.model_copy(update={"subject": target, "object": obj})
         out.append((m, ts))
     return out
+
+
+# what a turn states of its own speaker -------------------------------------------------------
+# relations read from either end: A's sister B is B's brother or sister, A's son B has A for a
+# mother or father; a relation missing here (manager, aunt) is read from its own end only
+_SIBLING, _SPOUSE, _PARENT, _CHILD = ({"sister", "brother"}, {"husband", "wife"}, {"mother", "father"},
+                                      {"son", "daughter", "child"})
+_INVERSE: dict[str, set[str]] = {
+    **{r: _SIBLING for r in _SIBLING}, **{r: _SPOUSE for r in _SPOUSE}, **{r: _CHILD for r in _PARENT},
+    **{r: _PARENT for r in _CHILD}, "teacher": {"student"}, "student": {"teacher"},
+    **{r: {r} for r in ("colleague", "friend", "roommate", "neighbour", "cousin", "partner")},
+}
+
+
+def stated_ties(text: str, speaker: str, names: Sequence[str]) -> list[tuple[Tie, str]]:
+    """The relations a turn states between its speaker and a named person, each with the turn's
+    word for it: "My sister is Olga Berg", "my boss, Tom Keller, ...", "我的姐姐是李娜", "我姐姐叫李娜"
+    -> speaker -relation-> the name."""
+    names = [n for n in names if n and n.strip() and n.casefold() != (speaker or "").casefold()]
+    if not (speaker and names):
+        return []
+    who = _alternation(names)
+    found = [*re.finditer(rf"\bmy\s+(?P<r>{_RELS_EN})(?:,|\s+(?:is|was|named|called))?\s+(?P<t>{who})(?!\w)",
+                          text, re.IGNORECASE),
+             *re.finditer(rf"我的?(?P<r>{_RELS_ZH})(?:是|叫|名叫|，|,)?(?P<t>{who})", text)]
+    return list(dict.fromkeys((Tie(speaker, relation_of(m.group("r")), _named(m.group("t"), names)), m.group("r"))
+                              for m in found))
+
+
+def written_as(text: str, names: Sequence[str]) -> Callable[[Tie], Tie]:
+    """A tie with its people named as ``text`` names them where it gives a name in two scripts
+    ("My manager is 周敏 (Zhou Min)": a memory's "Zhou Min" is 周敏)."""
+    who = _alternation(n for n in names if n and n.strip())
+    same: dict[str, str] = {}
+    for m in re.finditer(rf"(?P<a>{who})\s*[(\uff08]\s*(?P<b>[^()\uff08\uff09]{{1,40}}?)\s*[)\uff09]", text) if who else ():
+        same[m.group("b").casefold()] = m.group("a")
+
+    def named(tie: Tie) -> Tie:
+        return Tie(same.get(tie.owner.casefold(), tie.owner), tie.relation, same.get(tie.target.casefold(), tie.target),
+                   tie.on_target)
+    return named
+
+
+def agrees(tie: Tie, said: Tie) -> bool:
+    """Whether a memory's relation says what a turn said: the same one, or the same pair read from
+    the other end (B is A's sister's brother or sister)."""
+    owner, target = tie.owner.casefold(), tie.target.casefold()
+    if (owner, target) == (said.owner.casefold(), said.target.casefold()):
+        return tie.relation == said.relation
+    return (owner, target) == (said.target.casefold(), said.owner.casefold()) and \
+        tie.relation in _INVERSE.get(said.relation, set())
+
+
+def relation_memory(tie: Tie, word: str, turn: int) -> ExtractedMemory:
+    """A memory of a relation a turn states and the window's memories do not ("My sister is Olga
+    Berg" said by Marek Nowak -> "Marek Nowak's sister is Olga Berg", "王磊的姐姐是李娜"), in the
+    turn's language and with its word for the relation."""
+    text = f"{tie.owner}的{word}是{tie.target}" if _HAN.search(word) else f"{tie.owner}'s {word.casefold()} is {tie.target}"
+    return ExtractedMemory(text=text, kind="fact", subject=tie.owner, predicate=tie.relation, object=tie.target,
+                           importance=0.75, source="user_stated", turns=[turn])

@@ -14,7 +14,9 @@ from ..extract.checks import (adds_a_value, grounded, kept_terms, left_terms, re
                               says_nothing, speaker_of, unconfirmed_assistant_words, without_self_naming)
 from ..extract.extractors import copies_an_example
 from ..extract.judge import JUDGE_AT, Verdict
-from ..extract.people import Tie, about_whom, addressed, relation_of
+from ..extract.people import (
+    Tie, about_whom, addressed, agrees, relation_memory, relation_of, relational, stated_ties, ties, written_as,
+)
 from ..extract.schema import ExtractedMemory, Extraction, normalise_predicate, reads_like_a_workflow
 from ..models import (SOURCE_CONFIDENCE, Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, RelationIn, Session,
                       Source, Status, utcnow)
@@ -120,7 +122,9 @@ class WindowFolder:
             elif m.importance >= settings.admission_threshold and not restates_a_step(m.text, m.subject, taught):
                 admitted.append((m, turns))
         people = [e.name for e in named.values()] + [n for m, _ in admitted for n in (m.subject, m.object) if n]
-        resolved = about_whom([m for m, _ in admitted], [n for n in dict.fromkeys(people) if not is_noise_name(n)])
+        people = [n for n in dict.fromkeys(people) if not is_noise_name(n)]
+        admitted = _relations_as_said(msgs, admitted, people, out.report)
+        resolved = about_whom([m for m, _ in admitted], people)
         admitted = [(r, turns) for (_, turns), (r, _) in zip(admitted, resolved)]
         inputs = [_memory_input(m, turns, named, ts) for (m, turns), (_, ts) in zip(admitted, resolved)]
         replaces = [replaced_terms(turns) for _, turns in admitted]
@@ -407,6 +411,54 @@ def _memory_input(m: ExtractedMemory, turns: list[Message], named: dict[str, Ent
 
 _PAST_PREDICATE = re.compile(r"(^|_)(from|left|leaves|former|formerly|previous|previously|past|old|used|ex|moved?|moves|"
                              r"relocated?|relocates|transferred|switched|changed|sold|quit)(_|$)|以前|之前|原来")
+
+
+def _relations_as_said(msgs: list[Message], admitted: list[tuple[ExtractedMemory, list[Message]]],
+                       names: list[str], report: dict) -> list[tuple[ExtractedMemory, list[Message]]]:
+    """Relations between people as the turns state them. The model misreads "My brother is Femi
+    Okafor" said by Ada Okafor as "Ada Okafor is Femi Okafor's brother" or "Leo Okafor is Femi
+    Okafor's uncle", and 我的姐姐是李娜 as (王磊, has_brother, 李娜): a memory whose relation its own
+    turns state otherwise is dropped, one that states it keeps the relation as its predicate, and a
+    relation a turn states that no memory of the window does becomes a memory of its own
+    (``relation_memory``), in the turn's words."""
+    said = {x.id: stated_ties(x.content, x.speaker, names) for x in msgs if x.role != "assistant"}
+    kept: list[tuple[ExtractedMemory, list[Message]]] = []
+    held: list[Tie] = []  # the relations the kept memories state
+    written = written_as(" ".join(x.content for x in msgs), names)  # "周敏 (Zhou Min)": one person
+    for m, turns in admitted:
+        stated = [tie for x in turns for tie, _ in said.get(x.id, ())]
+        mine = [written(t) for t in ties(m.text, names, m.subject) or _triple_tie(m)]
+        if stated and mine and not any(agrees(t, s) for t in mine for s in stated):
+            report["dropped"].append({"text": m.text, "why": "states a relation its turn states otherwise: "
+                                      + "; ".join(x.content for x in turns if x.id in said)})
+            continue
+        same = next((s for s in stated if (m.subject, m.object) == (s.owner, s.target)), None)
+        # "Lena's boss Tom Keller prefers email" goes on about him (``about_whom``): its predicate is his
+        if same is not None and not any(t.on_target for t in mine) and _misnamed(m.predicate, same.relation):
+            m = m.model_copy(update={"predicate": same.relation})
+        kept.append((m, turns))
+        held += mine
+    for i, x in enumerate(msgs, 1):
+        for tie, word in said.get(x.id, ()):
+            if not any(agrees(t, tie) for t in held):
+                kept.append((relation_memory(tie, word, i), [x]))
+                held.append(tie)
+    return kept
+
+
+def _misnamed(predicate: str | None, relation: str) -> bool:
+    """Whether a triple's predicate names a relation other than the one its turn states (has_brother
+    for 姐姐) or none at all (works_at for 上司); a predicate for any tie between people
+    ("relationship", "partner" for a boyfriend) is the model's and stays: supersession reads it."""
+    named = relation_of(re.sub(r"^(?:has|is)_", "", normalise_predicate(predicate or "")).replace("_", " "))
+    return named != relation if named else not relational(predicate)
+
+
+def _triple_tie(m: ExtractedMemory) -> list[Tie]:
+    """The relation a memory's triple states between two people, where its text states none
+    ("Tom Hale is now Rosa Diaz's mentor": Tom Hale, mentor, Rosa Diaz)."""
+    relation = relation_of(re.sub(r"^(?:has|is)_", "", normalise_predicate(m.predicate or "")).replace("_", " "))
+    return [Tie(m.subject, relation, m.object)] if relation and m.subject and m.object else []
 
 
 def _holds_what_was_left(m: ExtractedMemory, turns: list[Message]) -> str | None:
