@@ -82,6 +82,9 @@ class RecallOptions(BaseModel):
     superseded_turns: float = Field(default=0.5, ge=0, le=1, description="relevance factor of a turn or episode that "
                                     "states a value a correction superseded (it ranks below the current fact); a "
                                     "supersession extraction inferred only annotates it")
+    path_statements: float = Field(default=0.3, ge=0, le=1, description="relevance factor of an item that only states a "
+                                   "step of the relation path a question follows (\"My sister is Olga Berg\" for \"What "
+                                   "pet does Marek's sister have?\"): the path, not the answer, which it ranks below (1: off)")
     time_boost: float = Field(default=0.1, ge=0, le=1, description="relevance added to items from the time the query "
                               "names (\"last week\", \"上周\", \"on 30 August, 2023\"; 0: off)")
     feedback: float = Field(default=1.0, ge=0, le=4, description="pseudo-relevance feedback: weight of the best hit's vector "

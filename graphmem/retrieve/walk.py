@@ -108,14 +108,16 @@ class Walk:
         via = {r.id: (rank, r, path, source) for rank, (r, path, source) in enumerate(starts)}
         hits: dict[str, list[tuple]] = {}  # entity -> the hits that name it, best first
         for e in self.store.edges(self.namespace, list(via), types=[EdgeType.MENTIONS], direction="out"):
-            if e.target not in self.hops and e.target not in self.bridged:
+            # a person a relation edge reached is taken too (with extraction, "Marek Nowak's sister
+            # is Olga Berg" made Marek -sister-> Olga, two steps out decayed; her turns had no evidence)
+            if self.hops.get(e.target, 1) > 0 and e.target not in self.bridged:
                 hits.setdefault(e.target, []).append(via[e.source])
         found: dict[str, tuple] = {}  # person -> (rank, hit, path there, from)
         for e, n in self.load(hits).items():
             if n.type != "person" or n.feedback == "rejected":
                 continue
             own = [hit for hit in sorted(hits[e], key=lambda hit: hit[0])
-                   if _linked(_text(hit[1]), relation, (n.name, *n.aliases))]
+                   if linked(record_text(hit[1]), relation, (n.name, *n.aliases))]
             if own:
                 found[e] = own[0]
         chosen = sorted(found, key=lambda e: (found[e][0], e))[:_BRIDGES]
@@ -151,20 +153,20 @@ _BRIDGES = 5  # people one bridge step adds at most
 _BRIDGE_PAIRS = 200  # (node, entity) pairs read per layer for them
 
 
-def _text(rec: Any) -> str:
+def record_text(rec: Any) -> str:
     said = getattr(rec, "content", None) or getattr(rec, "text", None) or getattr(rec, "summary", "")
     return " ".join(str(said).split())
 
 
 def _quote(rec: Any) -> str:
-    text = _text(rec)
+    text = record_text(rec)
     return repr(text if len(text) <= 60 else text[:57] + "...")
 
 
 _NEAR = 24  # characters between a relation word and the name it introduces ("my sister is ", "的姐姐是")
 
 
-def _linked(text: str, word: str, names: tuple[str, ...]) -> bool:
+def linked(text: str, word: str, names: tuple[str, ...]) -> bool:
     """Whether ``text`` puts ``word`` right beside one of ``names``, in one sentence:
     "My sister is Olga Berg", "Olga Berg, my sister", "我的姐姐是李娜" (not "Thanks, Gina! I'm
     expanding my dance studio": a name called out is not the word's)."""
