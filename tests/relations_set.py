@@ -12,21 +12,35 @@ from dataclasses import dataclass
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data" / "relations" / "households.json"
+RECORDINGS = DATA.with_name("recordings.json")  # the model's replies to the set's windows (extraction on)
+HELDOUT = DATA.with_name("heldout.json")
+HELDOUT_RECORDINGS = DATA.with_name("heldout_recordings.json")
 ATTRIBUTES = ("sport", "drink", "pet", "city")
 
+# the words of the set (households.json) and of the held-out households (heldout.json, "wording":
+# "heldout"): facts, relations and questions said otherwise, relations stated in passing
 FACT = {
     "en": {"sport": "My favourite sport is {x}.", "drink": "I start every morning with {x}.",
            "pet": "Our pet is a {x}.", "city": "I work in {x} these days."},
     "zh": {"sport": "我最喜欢的运动是{x}。", "drink": "我每天早上都喝{x}。",
            "pet": "我养的宠物是一只{x}。", "city": "我现在在{x}工作。"},
+    "en-heldout": {"sport": "Most weekends you'll find me doing {x}.", "drink": "Nothing beats {x} right after I wake up.",
+                   "pet": "We adopted a {x} last spring.", "city": "My office moved to {x} last year."},
+    "zh-heldout": {"sport": "我的爱好是{x}，每周都练。", "drink": "我一起床就要喝一杯{x}。",
+                   "pet": "去年春天我们领养了一只{x}。", "city": "去年我的办公室搬到了{x}。"},
 }
 ASK = {
     "en": {"sport": "What is {who}'s favourite sport?", "drink": "What does {who} drink in the morning?",
            "pet": "What pet does {who} have?", "city": "Which city does {who} work in?"},
     "zh": {"sport": "{who}最喜欢什么运动？", "drink": "{who}早上喝什么？",
            "pet": "{who}养了什么宠物？", "city": "{who}在哪个城市工作？"},
+    "en-heldout": {"sport": "Which sport does {who} do on weekends?", "drink": "What does {who} have after waking up?",
+                   "pet": "What animal did {who} adopt?", "city": "Where is the office of {who}?"},
+    "zh-heldout": {"sport": "{who}每周练什么？", "drink": "{who}起床后喝什么？",
+                   "pet": "{who}领养了什么动物？", "city": "{who}的办公室搬到了哪里？"},
 }
-RELATION = {"en": "My {rel} is {other}.", "zh": "我的{rel}是{other}。"}
+RELATION = {"en": "My {rel} is {other}.", "zh": "我的{rel}是{other}。",
+            "en-heldout": "I had dinner with my {rel} {other} yesterday.", "zh-heldout": "昨天我和我{rel}{other}一起吃了晚饭。"}
 FILLER = {
     "en": ["The weather has been lovely this week.", "I need to fix the garage door soon.",
            "We grilled on the balcony last night.", "Traffic was terrible this morning.",
@@ -53,6 +67,7 @@ class Household:
     lang: str
     sessions: dict[str, list[dict]]  # session id -> turns (id, speaker, content)
     questions: list[Question]
+    relations: tuple[tuple[str, str, str], ...]  # (person, relation, person) as the turns state them
 
 
 def _who(lang: str, start: str, rels: list[str]) -> str:
@@ -65,13 +80,14 @@ def load(path: Path = DATA) -> list[Household]:
     out = []
     for h in json.loads(path.read_text(encoding="utf-8"))["households"]:
         lang, hid, people = h["lang"], h["id"], h["people"]
+        words = f"{lang}-{h['wording']}" if h.get("wording") else lang
         fact_turn: dict[tuple[str, str], str] = {}
         facts: list[dict] = []
         for i, (name, attrs) in enumerate(people.items()):
             for a in ATTRIBUTES:
                 tid = f"{hid}-{i}-{a}"
                 fact_turn[(name, a)] = tid
-                facts.append({"id": tid, "speaker": name, "content": FACT[lang][a].format(x=attrs[a])})
+                facts.append({"id": tid, "speaker": name, "content": FACT[words][a].format(x=attrs[a])})
             for j in range(2):
                 facts.append({"id": f"{hid}-{i}-filler{j}", "speaker": name,
                               "content": FILLER[lang][(i + j) % len(FILLER[lang])]})
@@ -80,7 +96,7 @@ def load(path: Path = DATA) -> list[Household]:
         for n, (a, rel, b) in enumerate(h["relations"]):
             tid = f"{hid}-rel{n}"
             said.setdefault(a, []).append((rel, b, tid))
-            rel_turns.append({"id": tid, "speaker": a, "content": RELATION[lang].format(rel=rel, other=b)})
+            rel_turns.append({"id": tid, "speaker": a, "content": RELATION[words].format(rel=rel, other=b)})
         questions = []
 
         def walk(start: str, at: str, rels: list[str], path: list[str], seen: set[str]) -> None:
@@ -90,7 +106,7 @@ def load(path: Path = DATA) -> list[Household]:
                 chain, way = [*rels, rel], [*path, tid]
                 # two of the four facts per chain, rotating, so every fact is asked about
                 for a in (ATTRIBUTES[len(questions) % 4], ATTRIBUTES[(len(questions) + 2) % 4]):
-                    questions.append(Question(hid, lang, ASK[lang][a].format(who=_who(lang, start, chain)), len(chain),
+                    questions.append(Question(hid, lang, ASK[words][a].format(who=_who(lang, start, chain)), len(chain),
                                               people[other][a], fact_turn[(other, a)], tuple(way)))
                 if len(chain) < 3:
                     walk(start, other, chain, way, seen | {other})
@@ -98,7 +114,8 @@ def load(path: Path = DATA) -> list[Household]:
         for person in people:
             walk(person, person, [], [], {person})
         # facts first (each person is a speaker, so a known name, before anyone names them)
-        out.append(Household(hid, lang, {f"{hid}-facts": facts, f"{hid}-family": rel_turns}, questions))
+        out.append(Household(hid, lang, {f"{hid}-facts": facts, f"{hid}-family": rel_turns}, questions,
+                             tuple(map(tuple, h["relations"]))))
     return out
 
 
@@ -110,15 +127,49 @@ def ingest(mem, household: Household) -> str:
     return ns
 
 
-def evaluate(mem, households: list[Household], k: int = 5, options=None) -> dict[tuple[str, int], list[float]]:
-    """(language, hops) -> per question 1.0 when its evidence turn is among the top ``k``."""
+def evaluate(mem, households: list[Household], k: int = 5, options=None,
+             layers: tuple[str, ...] | None = ("message",), by: str = "turns") -> dict[tuple[str, int], list[float]]:
+    """(language, hops) -> per question 1.0 when its evidence turn is found. ``by="turns"``: among
+    the first ``k`` distinct turns the ranked items carry (a turn itself, the turns a memory was
+    read from, an episode's window: an equal budget of turns, whatever the layers); ``by="items"``:
+    among the turns of the top ``k`` items. ``layers=None``: every layer recall searches by default
+    (asked for 3k items, enough to carry k turns; a message is one turn, so turns alone ask for k)."""
     from graphmem.settings import RecallFilter
 
     out: dict[tuple[str, int], list[float]] = {}
     for h in households:
         ns = f"rel-{h.id}"
         for q in h.questions:
-            hits = mem.recall(q.text, k=k, namespace=ns, layers=["message"], filter=RecallFilter.READ_ONLY,
-                              options=options)
-            out.setdefault((q.lang, q.hops), []).append(float(q.evidence in {s.item.id for s in hits}))
+            hits = mem.recall(q.text, k=k if layers == ("message",) else 3 * k, namespace=ns, layers=list(layers) if layers else None,
+                              filter=RecallFilter.READ_ONLY, options=options)
+            out.setdefault((q.lang, q.hops), []).append(float(q.evidence in carried(hits, k, by)))
     return out
+
+
+def carried(hits, k: int, by: str) -> list[str]:
+    """The turns ``evaluate`` counts: the first ``k`` distinct turns of the ranked items, or every
+    turn of the top ``k`` items."""
+    if by == "items":
+        return [t for s in hits[:k] for t in s.turns]
+    turns: list[str] = []
+    for s in hits:
+        turns.extend(t for t in s.turns if t not in turns)
+    return turns[:k]
+
+
+def relation_edges(mem, households: list[Household]) -> tuple[int, int]:
+    """(stated relations that are a relation edge from the person who states it to the one named,
+    stated relations): what extraction made of "My sister is Olga Berg." said by Marek Nowak."""
+    from graphmem.errors import NotFoundError
+
+    found = 0
+    for h in households:
+        ns = f"rel-{h.id}"
+        for owner, _, other in h.relations:
+            try:
+                near = mem.neighbourhood(owner, depth=1, namespace=ns)
+            except NotFoundError:  # no entity of that name
+                continue
+            names = {e.id: e.name for e in near.entities}
+            found += any(r.source_id == near.entity.id and names.get(r.target_id) == other for r in near.relations)
+    return found, sum(len(h.relations) for h in households)
