@@ -84,7 +84,8 @@ class RecallOptions(BaseModel):
                                     "supersession extraction inferred only annotates it")
     path_statements: float = Field(default=0.3, ge=0, le=1, description="relevance factor of an item that only states a "
                                    "step of the relation path a question follows (\"My sister is Olga Berg\" for \"What "
-                                   "pet does Marek's sister have?\"): the path, not the answer, which it ranks below (1: off)")
+                                   "pet does Marek's sister have?\") or a memory about a person it passes through, once the "
+                                   "path is followed: how the answer was reached, ranked below it (1: off)")
     time_boost: float = Field(default=0.1, ge=0, le=1, description="relevance added to items from the time the query "
                               "names (\"last week\", \"上周\", \"on 30 August, 2023\"; 0: off)")
     feedback: float = Field(default=1.0, ge=0, le=4, description="pseudo-relevance feedback: weight of the best hit's vector "
