@@ -19,10 +19,9 @@ from ..settings import RecallFilter, RecallOptions
 from ..store import Store
 from ..store.layers import LayerAsk, LayerHits, rescored
 from ..text import keywords, name_grams, normalise_name, possessed, time_span
-from ..text.relations import RELATIONS, relation_of
-from .recall_parts import InTurn, Ranked, capped, is_question, rest_parts, within
+from .recall_parts import InTurn, Ranked, capped, is_question, path_steps, rest_parts, within
 from .scoring import factors, held_at, keyword_signal, merge_layers, relevance, standing
-from .walk import Walk, linked, person_relations, record_text
+from .walk import Walk, person_relations
 
 log = logging.getLogger(__name__)
 
@@ -178,7 +177,7 @@ class Recaller:
                 items, per_layer, found = self._rank(ask, qvec, timings, before=bridged)
             if options.path_statements < 1.0:
                 # the path's steps are where each hop starts from, so they rank as they are until
-                # the last hop; then below the answer (``_path_statements``)
+                # the last hop; then below the answer (``recall_parts.path_steps``)
                 ask = replace(ask, walked_path=True)
                 items, per_layer, found = self._rank(ask, qvec, timings, before=found)
             timings["hops"] = (time.perf_counter() - t5) * 1000
@@ -368,7 +367,7 @@ class Recaller:
                 if ask.seed is not None and node_id == ask.seed[0]:
                     c.semantic = ask.seed[1]
                 kept[node_id] = (rec, keyword_signal(c.keyword_raw, top_kw, ask.q_terms, rec.keywords))
-            steps = self._path_statements(ask, kept) if layer in ("memory", "message", "episode") else set()
+            steps = path_steps(ask, kept) if layer in ("memory", "message", "episode") else set()
             rest = self._name_only(ask, layer, {i: rec for i, (rec, _) in kept.items() if cands[i].graph > 0})
             for i in rest:
                 cands[i].name_only = True
@@ -440,29 +439,6 @@ class Recaller:
                          if g > graph.get(node, (0.0,))[0])
             out[layer] = (replace(hits, graph=graph), records)
         return out
-
-    @staticmethod
-    def _path_statements(ask: "_Pass", kept: dict[str, tuple[Any, float]]) -> set[str]:
-        """The items that only state a step of the relation path the question follows: a relation
-        word of the path right beside a name the walk knows ("My sister is Olga Berg", "王磊的姐姐是
-        李娜") and none of the question's other words. They are how the answer was reached, not
-        the answer: "What pet does Marek's sister's husband have?" ranked both steps, their
-        memories and the window that said them above Henrik's "Our pet is a tortoise"
-        (relationship set with extraction). A memory about a person the path passes through
-        ("Marek Nowak's pet is a beagle") is not the answer either. A question that asks for the
-        person ("Who is Marek's sister?") asks for the step itself: nothing is lowered."""
-        if not ask.walked_path or ask.rest is None or ask.walk is None:
-            return set()
-        words = {w for step in ask.rest.path for w in (step, *RELATIONS.get(relation_of(step) or "", ()))}
-        content = set(ask.rest.terms) - {t for w in words for t in keywords(w)}
-        if not content:
-            return set()  # "Who is Marek's sister?": the step is the answer
-        names = tuple(n for e in ask.walk.load(list(ask.walk.hops) + list(ask.walk.bridged)).values()
-                      for n in (e.name, *e.aliases))
-        waypoints = {normalise_name(n) for e in ask.walk.load(ask.walk.waypoints).values() for n in (e.name, *e.aliases)}
-        return {i for i, (rec, _) in kept.items()
-                if normalise_name(getattr(rec, "subject", None) or "") in waypoints
-                or (not content & set(rec.keywords) and any(linked(record_text(rec), w, names) for w in words))}
 
     def _name_only(self, ask: "_Pass", layer: str, graphed: dict[str, Any]) -> dict[str, float]:
         """The graph hits that match nothing of the question but the names the walk matched

@@ -1,5 +1,6 @@
 """Small parts of recall: a candidate as a pass ranks it, the in-turn executor, question
-detection, the rest of a question once its names are out, and the feedback pass's cap."""
+detection, the rest of a question once its names are out, the steps of the path a question
+follows, and the feedback pass's cap."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..models import ScoredItem
 from ..store.views import record_of
-from ..text import keywords, without_names
+from ..text import keywords, normalise_name, without_names
+from ..text.relations import RELATIONS, relation_of
+from .walk import linked, record_text
 
 if TYPE_CHECKING:
     from .scoring import Factors
@@ -62,6 +65,29 @@ def rest_parts(query: str, walk: "Walk") -> tuple[str | None, frozenset[str], li
     text = without_names(query, names)
     own = None if text == " ".join(query.split()) else text
     return own, frozenset(keywords(text)) - {t for n in names for t in keywords(n)}, names
+
+
+def path_steps(ask: Any, kept: dict[str, tuple[Any, float]]) -> set[str]:
+    """The items that only state a step of the relation path the question follows: a relation
+    word of the path right beside a name the walk knows ("My sister is Olga Berg", "王磊的姐姐是
+    李娜") and none of the question's other words. They are how the answer was reached, not
+    the answer: "What pet does Marek's sister's husband have?" ranked both steps, their
+    memories and the window that said them above Henrik's "Our pet is a tortoise"
+    (relationship set with extraction). A memory about a person the path passes through
+    ("Marek Nowak's pet is a beagle") is not the answer either. A question that asks for the
+    person ("Who is Marek's sister?") asks for the step itself: nothing is lowered."""
+    if not ask.walked_path or ask.rest is None or ask.walk is None:
+        return set()
+    words = {w for step in ask.rest.path for w in (step, *RELATIONS.get(relation_of(step) or "", ()))}
+    content = set(ask.rest.terms) - {t for w in words for t in keywords(w)}
+    if not content:
+        return set()  # "Who is Marek's sister?": the step is the answer
+    names = tuple(n for e in ask.walk.load(list(ask.walk.hops) + list(ask.walk.bridged)).values()
+                  for n in (e.name, *e.aliases))
+    waypoints = {normalise_name(n) for e in ask.walk.load(ask.walk.waypoints).values() for n in (e.name, *e.aliases)}
+    return {i for i, (rec, _) in kept.items()
+            if normalise_name(getattr(rec, "subject", None) or "") in waypoints
+            or (not content & set(rec.keywords) and any(linked(record_text(rec), w, names) for w in words))}
 
 
 def capped(items: list[Ranked], seed: Ranked) -> list[Ranked]:
