@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..text.relations import RELATIONS, relation_of
-from .schema import ExtractedMemory
+from .schema import ExtractedMemory, normalise_predicate
 
 _HAN = re.compile(r"[\u3400-\u9fff]")
 
@@ -31,6 +31,12 @@ def relational(predicate: str | None) -> bool:
     ``has_sister``, ``上司``), not something about one of them."""
     parts = (predicate or "").casefold().split("_")
     return any(p in _RELATIONAL or relation_of(p) for p in parts if p)
+
+
+def relation_named(predicate: str | None) -> str | None:
+    """The relation between people a predicate names as a whole (``has_sister``, ``Mentor`` ->
+    teacher, ``team_lead`` -> manager), or None."""
+    return relation_of(re.sub(r"^(?:has|is)_", "", normalise_predicate(predicate or "")).replace("_", " "))
 
 
 @dataclass(frozen=True)

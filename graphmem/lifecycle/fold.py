@@ -15,7 +15,8 @@ from ..extract.checks import (adds_a_value, grounded, kept_terms, left_terms, re
 from ..extract.extractors import copies_an_example
 from ..extract.judge import JUDGE_AT, Verdict
 from ..extract.people import (
-    Tie, about_whom, addressed, agrees, relation_memory, relation_of, relational, stated_ties, ties, written_as,
+    Tie, about_whom, addressed, agrees, relation_memory, relation_named, relation_of, relational, stated_ties, ties,
+    written_as,
 )
 from ..extract.schema import ExtractedMemory, Extraction, normalise_predicate, reads_like_a_workflow
 from ..models import (SOURCE_CONFIDENCE, Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, RelationIn, Session,
@@ -450,20 +451,16 @@ def _misnamed(predicate: str | None, relation: str) -> bool:
     """Whether a triple's predicate names a relation other than the one its turn states (has_brother
     for 姐姐) or none at all (works_at for 上司); a predicate for any tie between people
     ("relationship", "partner" for a boyfriend) is the model's and stays: supersession reads it."""
-    named = _relation_named(predicate)
+    named = relation_named(predicate)
     return named != relation if named else not relational(predicate)
 
 
 def _triple_tie(m: ExtractedMemory) -> list[Tie]:
     """The relation a memory's triple states between two people, where its text states none
     ("Tom Hale is now Rosa Diaz's mentor": Tom Hale, mentor, Rosa Diaz)."""
-    relation = _relation_named(m.predicate)
+    relation = relation_named(m.predicate)
     return [Tie(m.subject, relation, m.object)] if relation and m.subject and m.object else []
 
-
-def _relation_named(predicate: str | None) -> str | None:
-    """The relation between people a predicate names (``has_sister``, ``Mentor`` -> teacher), or None."""
-    return relation_of(re.sub(r"^(?:has|is)_", "", normalise_predicate(predicate or "")).replace("_", " "))
 
 
 def _holds_what_was_left(m: ExtractedMemory, turns: list[Message]) -> str | None:
