@@ -101,8 +101,10 @@ def main() -> None:
         stats = {kind: sum(len(llm.list(kind, namespace=f"rel-{h.id}", limit=10_000)) for h in households)
                  for kind in ("memory", "episode")}
         edges, stated = relations_set.relation_edges(llm, households)
+        right, elsewhere, facts = relations_set.facts_stored(llm, households)
         print(f"\nextraction: {stats['memory']} memories, {stats['episode']} episodes; {edges} of the {stated} "
-              f"relations the turns state are relation edges; {took:.0f} s")
+              f"relations the turns state are relation edges; {right} of the {facts} facts people state are "
+              f"memories of theirs, {elsewhere} memories give one to another person; {took:.0f} s")
         llm.close()
 
 

@@ -241,6 +241,9 @@ class Settings(BaseSettings):
     extract_budget_tokens: int = Field(
         default=400, ge=0, description="when several windows of a session are queued, consecutive ones are sent as one while "
         "their text (the assistant's turns as the model sees them) stays within about this many tokens; 0: never merge")
+    extract_budget_turns: int = Field(
+        default=8, ge=0, description="and while they hold at most this many user turns: the 1.5B model writes a few "
+        "memories a reply however many facts a window holds (30 facts in one window: 1 memory); 0: no limit")
     admission_threshold: float = Field(default=0.25, ge=0, le=1,
                                        description="extracted memories below this importance are dropped")
     model_path: Path | None = Field(default=None, description="a GGUF file; default: Qwen2.5-Coder-1.5B-Instruct Q4_K_M")

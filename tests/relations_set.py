@@ -68,6 +68,7 @@ class Household:
     sessions: dict[str, list[dict]]  # session id -> turns (id, speaker, content)
     questions: list[Question]
     relations: tuple[tuple[str, str, str], ...]  # (person, relation, person) as the turns state them
+    facts: tuple[tuple[str, str], ...] = ()  # (person, value) of each fact a person states
 
 
 def _who(lang: str, start: str, rels: list[str]) -> str:
@@ -115,7 +116,8 @@ def load(path: Path = DATA) -> list[Household]:
             walk(person, person, [], [], {person})
         # facts first (each person is a speaker, so a known name, before anyone names them)
         out.append(Household(hid, lang, {f"{hid}-facts": facts, f"{hid}-family": rel_turns}, questions,
-                             tuple(map(tuple, h["relations"]))))
+                             tuple(map(tuple, h["relations"])),
+                             tuple((name, attrs[a]) for name, attrs in people.items() for a in ATTRIBUTES)))
     return out
 
 
@@ -155,6 +157,27 @@ def carried(hits, k: int, by: str) -> list[str]:
     for s in hits:
         turns.extend(t for t in s.turns if t not in turns)
     return turns[:k]
+
+
+def facts_stored(mem, households: list[Household]) -> tuple[int, int, int]:
+    """(facts stated by a person that an active memory of that person holds, memories that hold a
+    person's fact under another person's name, facts stated): what extraction kept of "We adopted a
+    cockatiel last spring." said by Erik Holm, and whether it stayed his."""
+    right = elsewhere = 0
+    for h in households:
+        memories = [m for m in mem.list("memory", namespace=f"rel-{h.id}", limit=10_000) if m.status.value == "active"]
+        for person, value in h.facts:
+            holding = [m for m in memories if value.casefold() in f"{m.text} {m.object or ''}".casefold()]
+            mine = [m for m in holding if _same_person(m.subject or "", person)]
+            right += bool(mine)
+            elsewhere += sum(1 for m in holding if m.subject and m not in mine)
+    return right, elsewhere, sum(len(h.facts) for h in households)
+
+
+def _same_person(subject: str, person: str) -> bool:
+    """A memory's subject names the person: the whole name, or a part of it ("Ada" for Ada Okafor)."""
+    s, p = subject.strip().casefold(), person.casefold()
+    return s == p or (bool(s) and s in p.split())
 
 
 def relation_edges(mem, households: list[Household]) -> tuple[int, int]:

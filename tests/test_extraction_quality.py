@@ -240,6 +240,57 @@ def test_a_relation_is_what_its_turn_says_whoever_the_model_made_it():
                                                         predicate="manager", object="Zhou Min", turns=[1]), window)],
                               ["Li Na", "周敏", "Zhou Min"], report)
     assert [x.text for x, _ in kept] == ["Li Na's manager is Zhou Min"] and len(report["dropped"]) == 1
+    # the turn's "my" copied into a memory is the turn's speaker's: the relation in the turn's words,
+    # unless the memory says more than the relation
+    window = turns(("Priya Raman", "My colleague is Lucy Park."), ("Nadia", "My boyfriend Tariq and I share a flat in Clifton."))
+    kept = _relations_as_said(window, [
+        (ExtractedMemory(text="Lucy Park is my colleague", subject="Lucy Park", predicate="colleague", object="Priya Raman",
+                         turns=[1]), window[:1]),
+        (ExtractedMemory(text="Nadia's boyfriend Tariq and I share a flat in Clifton", subject="Nadia",
+                         predicate="partner", object="Tariq", turns=[2]), window[1:])],
+        ["Priya Raman", "Lucy Park", "Nadia", "Tariq"], report)
+    assert [(x.text, x.subject, x.object) for x, _ in kept] == [
+        ("Priya Raman's colleague is Lucy Park", "Priya Raman", "Lucy Park"),
+        ("Nadia's boyfriend Tariq and I share a flat in Clifton", "Nadia", "Tariq")]
+
+
+def test_a_fact_is_the_speakers_who_said_it():
+    """In a window several people speak in, the model gave one speaker's words to another: the
+    held-out relationship households stored "Sven Lindqvist moved to Umea" (Erik Holm's "My office
+    moved to Umea last year.") and "Sven Lindqvist finally finished that long novel" (said by Maja
+    Holm and Nils Lindqvist)."""
+    from graphmem.extract.people import whose
+    from graphmem.extract.schema import ExtractedMemory
+
+    window = turns(("Sven Lindqvist", "My office moved to Gothenburg last year."),
+                   ("Erik Holm", "My office moved to Umea last year."),
+                   ("Maja Holm", "I finally finished that long novel."),
+                   ("Nils Lindqvist", "I finally finished that long novel."),
+                   ("Erik Holm", "My brother-in-law Sven sails every weekend."),
+                   ("王磊", "我养的宠物是一只金毛。"), ("李娜", "我养的宠物是一只鹦鹉。"))
+
+    def m(text, s, o):
+        return ExtractedMemory(text=text, subject=s, predicate="p", object=o, turns=[1])
+
+    moved = whose(m("Sven Lindqvist moved to Umea", "Sven Lindqvist", "Umea"), window)
+    assert (moved.text, moved.subject, moved.turns) == ("Erik Holm moved to Umea", "Erik Holm", [2])
+    assert whose(m("Sven moved to Umea", "Sven", "Umea"), window).text == "Erik Holm moved to Umea"
+    assert whose(m("Sven Lindqvist finished that long novel", "Sven Lindqvist", None), window) == \
+        "said by Maja Holm and Nils Lindqvist, not by Sven Lindqvist"
+    assert whose(m("Sven Lindqvist moved to Gothenburg", "Sven Lindqvist", "Gothenburg"), window) is None
+    assert whose(m("Sven sails every weekend", "Sven Lindqvist", "sailing every weekend"), window) is None  # named there
+    # a name no turn gives is the model's blend of two ("刘小雨" from 刘强 and 马小雨): the value's speaker's
+    assert whose(m("Olga moved to Umea", "Olga", "Umea"), window).subject == "Erik Holm"
+    named = [*window, *turns(("Maja Holm", "My friend Olga moved to Umea."))]
+    assert whose(m("Olga moved to Umea", "Olga", "Umea"), named) is None  # a person the window names: not this rule's
+    assert whose(m("王磊养了一只鹦鹉", "王磊", "鹦鹉"), window).text == "李娜养了一只鹦鹉"
+    assert whose(m("王磊养了一只金毛", "王磊", "金毛"), window) is None
+    # and a memory is read from the turns that state its value, not from the one beside them
+    from graphmem.lifecycle.fold import source_turns
+    assert [t.content for t in source_turns(m("王磊养了一只金毛", "王磊", "金毛"), window)] == ["我养的宠物是一只金毛。"]
+    assert [t.speaker for t in source_turns(m("Erik Holm moved to Umea", "Erik Holm", "Umea"), window)] == ["Erik Holm"]
+    alone = turns(("Sven Lindqvist", "I cycle."), ("assistant", "Erik Holm moved to Umea."))
+    assert whose(m("Sven Lindqvist moved to Umea", "Sven Lindqvist", "Umea"), alone) is None  # one speaker
 
 
 def test_the_assistants_words_are_not_the_users_unless_taken_up():

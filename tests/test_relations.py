@@ -64,14 +64,19 @@ def test_a_question_for_the_person_finds_the_step_that_names_them(gmem, househol
 
 
 # with extraction (the model's recorded replies), the answering turn among the first 5 turns the
-# ranked items carry (benchmarks/relations.py --extraction, 2026-12-07). Issue 45's targets are
-# 0.90 / 0.80 / 0.60; before the path's steps ranked below the answer (and a relation edge's person
-# could be stepped to), the set read en 0.633 / 0.292 / 0.188, zh 0.633 / 0.583 / 0.312; now en 1.000 /
-# 1.000 / 0.938, zh 1.000 everywhere, on the embedded store and both Neo4j lines alike
-EXTRACTED = {("en", 1): 1.0, ("en", 2): 1.0, ("en", 3): 0.93, ("zh", 1): 1.0, ("zh", 2): 1.0, ("zh", 3): 1.0}
-# the held-out households (written after that ranking was chosen), asked once: en 1.000 / 1.000 /
-# 1.000, zh 0.900 / 0.857 / 1.000
-HELD_OUT = {("en", 1): 1.0, ("en", 2): 1.0, ("en", 3): 1.0, ("zh", 1): 0.90, ("zh", 2): 0.85, ("zh", 3): 1.0}
+# ranked items carry (benchmarks/relations.py --extraction). Issue 45's targets are 0.90 / 0.80 /
+# 0.60; before the path's steps ranked below the answer (and a relation edge's person could be
+# stepped to), the set read en 0.633 / 0.292 / 0.188, zh 0.633 / 0.583 / 0.312. Since windows hold
+# at most 8 user turns (2026-12-07: 90 of the 120 facts people state are their memories, from 30
+# of them) every person's facts compete, and the path is crossed by its relation edges: en 0.933 /
+# 0.958 / 1.000, zh 1.000 everywhere (Neo4j, shown other known memories by its full-text search, so
+# given other replies: zh 2 hops 0.958)
+EXTRACTED = {("en", 1): 0.93, ("en", 2): 0.95, ("en", 3): 1.0, ("zh", 1): 1.0, ("zh", 2): 0.95, ("zh", 3): 1.0}
+# the held-out households (written after the first ranking was chosen): en 0.950 / 1.000 / 1.000,
+# zh 1.000 everywhere (first asked: en 1.000 everywhere, zh 0.900 / 0.857 / 1.000)
+HELD_OUT = {("en", 1): 0.95, ("en", 2): 1.0, ("en", 3): 1.0, ("zh", 1): 1.0, ("zh", 2): 1.0, ("zh", 3): 1.0}
+# (facts people state that are memories of theirs at least, memories giving one to another person)
+FACTS = {"set": (89, 0), "held out": (67, 0)}
 
 
 def _extracted(make, households, recordings):
@@ -89,7 +94,11 @@ def _rates(found) -> dict:
 def test_with_extraction_every_relation_is_an_edge_and_answers_rank_above_their_path(backend, tmp_path, households):
     mem = _extracted(lambda **kw: make_memory(backend, tmp_path, **kw), households, relations_set.RECORDINGS)
     try:
-        assert relations_set.relation_edges(mem, households) == (30, 30)  # as the turns state them
+        # as the turns state them: 30 of 30 on the embedded store, 29 on Neo4j, whose full-text
+        # scoring shows the model other known memories beside a window (another reply)
+        assert relations_set.relation_edges(mem, households)[0] >= 29
+        right, elsewhere, _ = relations_set.facts_stored(mem, households)
+        assert right >= FACTS["set"][0] and elsewhere == 0, (right, elsewhere)
         found = relations_set.evaluate(mem, households, layers=None)
         rates = _rates(found)
         assert all(rates[key] >= floor - 1e-9 for key, floor in EXTRACTED.items()), rates
@@ -108,6 +117,8 @@ def test_held_out_households_with_extraction(tmp_path):
     try:
         rates = _rates(relations_set.evaluate(mem, households, layers=None))
         assert all(rates[key] >= floor - 1e-9 for key, floor in HELD_OUT.items()), rates
+        right, elsewhere, _ = relations_set.facts_stored(mem, households)
+        assert right >= FACTS["held out"][0] and elsewhere == 0, (right, elsewhere)
         fast = _rates(relations_set.evaluate(mem, households))  # the turns alone
         assert all(rate == 1.0 for rate in fast.values()), fast
     finally:

@@ -284,12 +284,16 @@ class ExtractionWorker(BackgroundWorker):
         msgs = [m for m in self.parts.store.query(ns, "message", session_id=session.id, seq_range=(start, last),
                                                   newest_first=False, limit=last - start) if isinstance(m, Message)]
         size = {m.seq: visible_tokens(m) for m in msgs}
+        said = {m.seq: m.role != "assistant" for m in msgs}
+        most = self.parts.settings.extract_budget_turns or len(msgs) + end - start
         used = sum(size.get(q, 0) for q in range(start, end))
+        turns = sum(said.get(q, False) for q in range(start, end))
         for _, _, s2, e2 in follow:
             more = sum(size.get(q, 0) for q in range(s2, e2))
-            if s2 != end or used + more > budget:
+            told = sum(said.get(q, False) for q in range(s2, e2))
+            if s2 != end or used + more > budget or turns + told > most:
                 break
-            used, end = used + more, e2
+            used, end, turns = used + more, e2, turns + told
         return ns, session, start, end
 
     def run_job(self, job: tuple[str, Session, int, int]) -> None:

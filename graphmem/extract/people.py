@@ -5,6 +5,9 @@ names: plain rules over the memory's text and the names of its window, no model.
   boss is Zhou Min", "你的上司是周敏") is about the user the assistant spoke to;
 - ``ties``: the relations a memory states between two named people ("Li Na's manager is Zhou
   Min", "his sister Mei", "陆远的上司是周敏"): each becomes a relation edge besides the memory;
+- ``whose``: the speaker who said a fact, where the model gave one speaker's words to another in
+  a window several people speak in ("My office moved to Umea" said by Erik Holm stored as "Sven
+  Lindqvist moved to Umea");
 - ``about``: the person a memory is about when the model made the owner of a relation its
   subject ("Priya's husband Arjun works at Infosys" is Arjun's job, not Priya's; "陆远的上司讨厌
   周五下午开会" is about 周敏 once the window says who 陆远's boss is).
@@ -16,6 +19,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from ..models import Message
+from ..text import keywords
 from ..text.relations import RELATIONS, relation_of
 from .schema import ExtractedMemory, normalise_predicate
 
@@ -231,3 +236,66 @@ def relation_memory(tie: Tie, word: str, turn: int) -> ExtractedMemory:
     text = f"{tie.owner}的{word}是{tie.target}" if _HAN.search(word) else f"{tie.owner}'s {word.casefold()} is {tie.target}"
     return ExtractedMemory(text=text, kind="fact", subject=tie.owner, predicate=tie.relation, object=tie.target,
                            importance=0.75, source="user_stated", turns=[turn])
+
+
+# who said it ---------------------------------------------------------------------------------
+def value_share(terms: Sequence[str], turn: Message) -> float:
+    """The share of a fact's key words a turn says (a Chinese one anywhere in it)."""
+    said, text = set(turn.keywords or keywords(turn.content)), turn.content.casefold()
+    return sum(1 for k in terms if k in said or (_HAN.search(k) and k in text)) / len(terms)
+
+
+def _names(person: str, text: str) -> bool:
+    """Whether ``text`` names ``person``: the whole name, a part of a Latin one, a Chinese given name."""
+    low, name = text.casefold(), person.strip().casefold()
+    if name in low:
+        return True
+    if _HAN.search(name):
+        return len(name) >= 3 and name[1:] in low
+    return any(re.search(rf"(?<!\w){re.escape(part)}(?!\w)", low) for part in name.split() if len(part) > 1)
+
+
+def _renamed(text: str, old: Sequence[str], new: str) -> str:
+    """``text`` with the person it names by one of ``old`` (the longest it has; a Latin first
+    name last) named ``new``."""
+    forms = sorted({o for o in old if o}, key=len, reverse=True)
+    forms += [o.split()[0] for o in forms if not _HAN.search(o) and " " in o.strip()]
+    for form in forms:
+        pattern = re.escape(form) if _HAN.search(form) else rf"(?<!\w){re.escape(form)}(?!\w)"
+        if re.search(pattern, text):
+            return re.sub(pattern, new, text)
+    return text
+
+
+def whose(m: ExtractedMemory, msgs: Sequence[Message]) -> ExtractedMemory | str | None:
+    """Whose fact a memory states, where several people speak in its window and the model made
+    one of them its subject: None when that speaker said it (a turn of theirs, or one naming them,
+    says at least half of its value) or nothing tells; the memory given to the one other speaker
+    whose turns say it best ("Sven Lindqvist moved to Umea" cited to Erik Holm's "My office moved
+    to Umea last year."), its text naming them; why it is dropped when several others say it and
+    its subject does not ("Sven Lindqvist finally finished that long novel", said by two others)."""
+    users = [x for x in msgs if x.role != "assistant" and x.speaker]
+    speakers = list(dict.fromkeys(x.speaker for x in users))
+    subject = (m.subject or "").strip()
+    who = [p for p in speakers if p.casefold() == subject.casefold()] or \
+        [p for p in speakers if subject and _names(subject, p)]  # "Ada" for Ada Okafor
+    if not who and subject and not any(subject.casefold() in x.content.casefold() for x in msgs):
+        who = [subject]  # a name no turn gives: the model's blend of two ("刘小雨" of 刘强 and 马小雨)
+    if len(speakers) < 2 or len(who) != 1:
+        return None
+    named = set(keywords(subject)) | set(keywords(who[0]))
+    terms = [k for k in keywords(m.object or m.text) if k not in named]
+    if not terms:
+        return None
+    shares = [(value_share(terms, x), x) for x in users]
+    if any(s >= 0.5 and (x.speaker == who[0] or _names(who[0], x.content)) for s, x in shares):
+        return None
+    best = max(s for s, _ in shares)
+    if best < 0.5:
+        return None
+    top = [x for s, x in shares if s == best]
+    owners = list(dict.fromkeys(x.speaker for x in top))
+    if len(owners) > 1:
+        return f"said by {' and '.join(owners)}, not by {who[0]}"
+    turns = [i for i, x in enumerate(msgs, 1) if any(x is t for t in top)]
+    return m.model_copy(update={"subject": owners[0], "text": _renamed(m.text, (who[0], subject), owners[0]), "turns": turns})

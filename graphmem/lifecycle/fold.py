@@ -16,7 +16,7 @@ from ..extract.extractors import copies_an_example
 from ..extract.judge import JUDGE_AT, Verdict
 from ..extract.people import (
     Tie, about_whom, addressed, agrees, relation_memory, relation_named, relation_of, relational, stated_ties, ties,
-    written_as,
+    value_share, whose, written_as,
 )
 from ..extract.schema import ExtractedMemory, Extraction, normalise_predicate, reads_like_a_workflow
 from ..models import (SOURCE_CONFIDENCE, Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, RelationIn, Session,
@@ -113,8 +113,11 @@ class WindowFolder:
             text, subject = addressed(m.text, resolve_subject(m.subject, user), user)  # "Your boss is ..." is the user's
             text = without_self_naming(text, subject)  # "邵琪是邵琪，在南京……" from "我叫邵琪，在南京……"
             m = m.model_copy(update={"text": text, "subject": subject})
+            owner = whose(m, msgs)  # another speaker's words given to this one ("Sven moved to Umea")
+            if isinstance(owner, ExtractedMemory):
+                m, turns = owner, source_turns(owner, msgs)
             copied = copies_an_example(m.text, " ".join(f"{x.speaker}: {x.content}" for x in msgs))
-            why = (f"copies the prompt's example {copied!r}" if copied
+            why = (f"copies the prompt's example {copied!r}" if copied else owner if isinstance(owner, str)
                    else "the assistant's words, not taken up by the user" if _assistant_words(m, turns, msgs, users, across)
                    else says_nothing(m.subject, m.object, m.text) or _holds_what_was_left(m, turns)
                    or _prompt_date(m, msgs) or grounded(m.subject, m.object, m.text, msgs, across))
@@ -426,6 +429,7 @@ def _relations_as_said(msgs: list[Message], admitted: list[tuple[ExtractedMemory
     kept: list[tuple[ExtractedMemory, list[Message]]] = []
     held: list[Tie] = []  # the relations the kept memories state
     written = written_as(" ".join(x.content for x in msgs), names)  # "周敏 (Zhou Min)": one person
+    number = {x.id: i for i, x in enumerate(msgs, 1)}
     for m, turns in admitted:
         stated = [tie for x in turns for tie, _ in said.get(x.id, ())]
         mine = [written(t) for t in ties(m.text, names, m.subject) or _triple_tie(m)]
@@ -433,9 +437,16 @@ def _relations_as_said(msgs: list[Message], admitted: list[tuple[ExtractedMemory
             report["dropped"].append({"text": m.text, "why": "states a relation its turn states otherwise: "
                                       + "; ".join(x.content for x in turns if x.id in said)})
             continue
+        if _FIRST_PERSON.search(m.text):  # "Lucy Park is my colleague" for Priya's "My colleague is Lucy Park."
+            told = next(((tie, word, number[x.id]) for x in turns for tie, word in said.get(x.id, ())
+                         if any(agrees(t, tie) for t in mine)), None)
+            said_only = told is not None and not set(keywords(m.text)) - set(keywords(" ".join(
+                (told[0].owner, told[0].target, told[1], told[0].relation, *names))))
+            if said_only:  # nothing but the relation: the turn's words ("and I share a flat" stays)
+                m = relation_memory(told[0], told[1], told[2]).model_copy(update={"importance": m.importance})
         same = next((s for s in stated if (m.subject, m.object) == (s.owner, s.target)), None)
         # "Lena's boss Tom Keller prefers email" goes on about him (``about_whom``): its predicate is his
-        if same is not None and not any(t.on_target for t in mine) and _misnamed(m.predicate, same.relation):
+        if same is not None and mine and not any(t.on_target for t in mine) and _misnamed(m.predicate, same.relation):
             m = m.model_copy(update={"predicate": same.relation})
         kept.append((m, turns))
         held += mine
@@ -445,6 +456,9 @@ def _relations_as_said(msgs: list[Message], admitted: list[tuple[ExtractedMemory
                 kept.append((relation_memory(tie, word, i), [x]))
                 held.append(tie)
     return kept
+
+
+_FIRST_PERSON = re.compile(r"\b(?:my|I|me)\b|我", re.IGNORECASE)  # a turn's words copied: whose "my" is unclear
 
 
 def _misnamed(predicate: str | None, relation: str) -> bool:
@@ -494,13 +508,20 @@ def _what_was_said(msgs: list[Message]) -> str:
 def source_turns(m: ExtractedMemory, msgs: list[Message], most: int = 2) -> list[Message]:
     """The turns of the window a memory comes from. Candidates are the 1-2 turns sharing the
     most of its keywords (subject and object included; a speaker's own turns before the
-    assistant's), or the whole window when none shares one (a paraphrase beyond recognition).
+    assistant's; where several people speak, a turn's speaker counts as named in it; only turns
+    that state at least half of its object's words, where any does), or the whole window when none shares one (a paraphrase beyond recognition).
     The turns the model numbered are validated against them: those among the candidates are
     taken (the 1.5B model often numbers the turn before or after the right one), else the
     candidates are."""
     wanted = set(keywords(" ".join(x for x in (m.text, m.subject, m.object) if x)))
-    scored = [(len(wanted & set(x.keywords or keywords(x.content))), x.role != "assistant", -i, x)
-              for i, x in enumerate(msgs)]
+    speakers = {x.speaker: set(keywords(x.speaker)) for x in msgs if x.speaker and x.role != "assistant"}
+    if len(speakers) < 2:  # one speaker: they say every turn alike
+        speakers = {}
+    value = sorted(set(keywords(m.object or "")) - set(keywords(m.subject or "")))
+    scored = [(len(wanted & (set(x.keywords or keywords(x.content)) | speakers.get(x.speaker, set()))),
+               x.role != "assistant", -i, x) for i, x in enumerate(msgs)]
+    stating = [s for s in scored if value and value_share(value, s[3]) >= 0.5]
+    scored = stating or scored  # the turns that state its value, where any does ("柴犬", not the turn beside it)
     best = max((s[0] for s in scored), default=0)
     candidates = list(msgs) if best == 0 else [
         s[3] for s in sorted((s for s in scored if s[0] * 2 >= best), key=lambda s: s[:3], reverse=True)[:most]]

@@ -53,6 +53,7 @@ from ..retrieve.scoring import frequency, recency
 from ..settings import LifecycleSettings, RecallOptions
 from ..extract.checks import (HAN_RUN, change_words, destinations, holds_one_value, is_vague, kept_in, left_phrases, names_most,
                               origins, predicate_family, same_relation, says_it_left, times_of_day)
+from ..extract.people import relation_named, relational
 from ..extract.schema import normalise_predicate
 from ..text import keywords, normalise_name
 from ..text.tokens import segment
@@ -452,12 +453,24 @@ def is_duplicate(a: Fact, b: Fact, cos: float, paraphrase_cos: float = PARAPHRAS
         return None  # a new value for the same attribute is never a duplicate, however alike the words
     if same_triple:
         return "same fact"
+    if _another_tie(a.predicate, b.predicate):
+        return None
     jac, shared = keyword_overlap(a.keywords, b.keywords)
     if jac >= DUP_JACCARD and shared >= DUP_SHARED:
         return f"keyword jaccard {jac:.2f}"
     if cos >= paraphrase_cos:
         return f"cosine {cos:.2f}"
     return None
+
+
+def _another_tie(a: str | None, b: str | None) -> bool:
+    """Whether one predicate names a relation between people the other does not: a dinner with
+    one's roommate is not the roommate (the names alone make their words alike), a sister is not a
+    manager; a tie named in general ("family") and one named exactly ("sister") may be one fact."""
+    ra, rb = relation_named(a), relation_named(b)
+    if ra == rb:
+        return False
+    return bool(ra and rb) or not (relational(a) and relational(b))
 
 
 def restates_a_step(text: str, subject: str | None, procedures: Sequence[tuple[str, Sequence[str]]]) -> bool:

@@ -269,8 +269,8 @@ class Recaller:
             # hops 0.792 / 0.562 -> 1.000 / 1.000 with the step per relation below)
             words = ask.rest.text if ask.rest is not None and ask.rest.path and ask.rest.text else ask.query
             searches = {layer: self._pool.submit(self.store.search_layer, namespace, self._ask(
-                layer, statuses[layer], ask.walk, options, options.feedback_pool if ask.feeds else 0, rest), qvec,
-                words) for layer in statuses}
+                layer, statuses[layer], ask.walk, options, options.feedback_pool if ask.feeds else 0, rest,
+                bool(ask.rest is not None and ask.rest.path)), qvec, words) for layer in statuses}
             hits_of = {layer: job.result() for layer, job in searches.items()}
             for hits in hits_of.values() if ask.rest is not None else ():  # cosines to the rest, read with the search
                 ask.rest.sims.update(hits.rest | (hits.sims if ask.rest.vector is qvec else {}))  # qvec: no name taken out
@@ -427,7 +427,7 @@ class Recaller:
             elif c.entity in walk.bridged:
                 starts.append((s.item, walk.bridge_path(s.item.id, c.entity), c.entity))
         before = set(walk.waypoints)
-        adds = walk.bridge(starts, {layer: ask.statuses[layer] for layer in found}, relation) if starts else {}
+        adds = walk.bridge(starts, {layer: ask.statuses[layer] for layer in found}, relation)
         if not adds:
             return None
         out = dict(found)
@@ -568,19 +568,23 @@ class Recaller:
 
     @staticmethod
     def _ask(layer: str, statuses: tuple[Status, ...], walk: "Walk | None", options: RecallOptions, pool: int,
-             rest: np.ndarray | None) -> LayerAsk:
+             rest: np.ndarray | None, follows: bool = False) -> LayerAsk:
         """What recall asks of a layer. The graph: memories by the query's own entities first,
         then each ring outwards; turns and episodes only by the query's own entities (rings of a
         hub reach thousands of memories' edges to read past for a handful of turns, and a turn
         two relations away is weak evidence). A turn that names a person is weaker evidence
         (``turn_mentions``): turns name the person they are addressed to. Procedures and traces
         are found by meaning and words. ``pool``: the vector hits after the top-k a feedback
-        pass may rank again; ``rest``: the question's vector without its names (``_name_only``)."""
+        pass may rank again; ``rest``: the question's vector without its names (``_name_only``).
+        A question that ``follows`` a relation from a name ("Marek's son's sport") asks about the
+        people its own relations reach, not those the name's other relations do (his sister's
+        sport is no evidence)."""
         plain = LayerAsk(layer, statuses, options.vector_candidates, options.keyword_candidates, pool=pool, rest=rest)
         if walk is None or layer in ("procedure", "trace"):
             return plain
         hops = sorted(set(walk.hops.values())) if layer == "memory" else [0]
-        rings = tuple(tuple(e for e, h in walk.hops.items() if h == hop) for hop in hops)
+        rings = tuple(tuple(e for e, h in walk.hops.items() if h == hop and not (follows and h and walk.score[e] < 1.0))
+                      for hop in hops)
         weights = dict(walk.score)
         if layer == "message" and options.turn_mentions < 1:
             for e in rings[0]:

@@ -61,10 +61,20 @@ class InTurn:
 def rest_parts(query: str, walk: "Walk") -> tuple[str | None, frozenset[str], list[str]]:
     """The question without the names the walk matched (None where that leaves it as written:
     its vector is the query's), its keywords that are no name's, and those names."""
-    names = [n for e in walk.named for n in (e.name, *e.aliases)]
+    names = [n for e in walk.named for n in (e.name, *e.aliases) if _as_name(n, query)]
     text = without_names(query, names)
     own = None if text == " ".join(query.split()) else text
     return own, frozenset(keywords(text)) - {t for n in names for t in keywords(n)}, names
+
+
+def _as_name(name: str, query: str) -> bool:
+    """Whether the query writes an entity as a name: an entity the model made of a common word
+    ("pet" from "Olga Berg is a pet owner") is, in "What pet does Marek's sister have?", what the
+    question asks about, not whom. A Latin name the query writes only in lower case is such a word."""
+    if not name or not name.isascii():
+        return True
+    found = re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", query, re.IGNORECASE)
+    return not found or any(f != f.casefold() for f in found)
 
 
 def path_steps(ask: Any, kept: dict[str, tuple[Any, float]]) -> set[str]:
@@ -85,9 +95,19 @@ def path_steps(ask: Any, kept: dict[str, tuple[Any, float]]) -> set[str]:
     names = tuple(n for e in ask.walk.load(list(ask.walk.hops) + list(ask.walk.bridged)).values()
                   for n in (e.name, *e.aliases))
     waypoints = {normalise_name(n) for e in ask.walk.load(ask.walk.waypoints).values() for n in (e.name, *e.aliases)}
+    reached = [n.casefold() for e in ask.walk.load(ask.walk.frontier).values() for n in (e.name, *e.aliases)]
     return {i for i, (rec, _) in kept.items()
             if normalise_name(getattr(rec, "subject", None) or "") in waypoints
+            or (rec.kind == "episode" and _tells_of(record_text(rec), waypoints, reached))
             or (not content & set(rec.keywords) and any(linked(record_text(rec), w, names) for w in words))}
+
+
+def _tells_of(text: str, waypoints: set[str], reached: list[str]) -> bool:
+    """An episode that names a person the path passes through and none it reached ("Marek Nowak's
+    favourite sport is tennis; ..." for Marek's sister's sport): a summary of the waypoint's
+    window, not the answer."""
+    low = text.casefold()
+    return bool(reached) and not any(n in low for n in reached) and any(w and w in normalise_name(text) for w in waypoints)
 
 
 def capped(items: list[Ranked], seed: Ranked) -> list[Ranked]:

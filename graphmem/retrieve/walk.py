@@ -46,6 +46,7 @@ class Walk:
         self.bridged: dict[str, str] = {}  # an entity reached through a hit -> the path there
         self.said: set[tuple[str, str]] = set()  # (turn, bridged entity that said it)
         self.waypoints: set[str] = set()  # entities the question passes through to ask about another
+        self.frontier: list[str] = [e.id for e in walked.entities]  # where the question's path stands
 
     def load(self, ids) -> dict[str, Any]:
         """The entity records of ``ids`` (read once, on demand: most recalls need few or none)."""
@@ -106,15 +107,17 @@ class Walk:
         "Nature"), they moved recall@10 by -0.001 / +0.001 (tuning / held-out half), and buried
         among other chats (``benchmarks/long_history.py``) they cost 0.0005 against no hop at all."""
         via = {r.id: (rank, r, path, source) for rank, (r, path, source) in enumerate(starts)}
+        # person -> (rank, hit, path there, from): a relation edge of the question's relation says
+        # who it is; where none does, the people the hits name beside the relation's word
+        found: dict[str, tuple] = self._by_edge(relation)
         hits: dict[str, list[tuple]] = {}  # entity -> the hits that name it, best first
-        for e in self.store.edges(self.namespace, list(via), types=[EdgeType.MENTIONS], direction="out"):
+        for e in self.store.edges(self.namespace, list(via), types=[EdgeType.MENTIONS], direction="out") if not found else ():
             # a person a relation edge reached is taken too (with extraction, "Marek Nowak's sister
             # is Olga Berg" made Marek -sister-> Olga, two steps out decayed; her turns had no evidence)
             if self.hops.get(e.target, 1) > 0 and e.target not in self.bridged:
                 hits.setdefault(e.target, []).append(via[e.source])
-        found: dict[str, tuple] = {}  # person -> (rank, hit, path there, from)
         for e, n in self.load(hits).items():
-            if n.type != "person" or n.feedback == "rejected":
+            if n.type != "person" or n.feedback == "rejected" or e in found:
                 continue
             own = [hit for hit in sorted(hits[e], key=lambda hit: hit[0])
                    if linked(record_text(hit[1]), relation, (n.name, *n.aliases))]
@@ -126,8 +129,9 @@ class Walk:
         out: dict[str, dict[str, tuple[float, str]]] = {}
         for e in chosen:
             _, rec, path, source = found[e]
-            self.bridged[e] = f"{path} {_quote(rec)} -mentions-> {self.entities[e].name}"
+            self.bridged[e] = f"{path} {_quote(rec)} -mentions-> {self.entities[e].name}" if rec is not None else path
             self.waypoints.add(source)
+        self.frontier = chosen
         if "message" in statuses:
             for e in self.store.edges(self.namespace, chosen, types=[EdgeType.SAID], direction="out"):
                 out.setdefault("message", {}).setdefault(e.target, (1.0, e.source))
@@ -137,6 +141,27 @@ class Walk:
                 for node, e in self.store.mentioned_by(self.namespace, chosen, layer, admitted, _BRIDGE_PAIRS):
                     out.setdefault(layer, {}).setdefault(node, (1.0, e))
         return out
+
+    def _by_edge(self, relation: str) -> dict[str, tuple]:
+        """The people a relation edge of the question's own relation leads to from where the path
+        stands (the query's people, then those the last step reached): "Marek Nowak's son" crosses
+        Marek Nowak -son-> Tomasz Nowak whichever hits the first pass ranked (with every person's
+        facts extracted, the sentence that says who the son is ranked below the sport facts the
+        question's words find, and no step was taken)."""
+        wanted = relation_of(relation)
+        if not wanted:
+            return {}
+        out: dict[str, tuple] = {}
+        edges = self.store.edges(self.namespace, self.frontier, types=[EdgeType.RELATES_TO], direction="out")
+        for e in edges:
+            predicate = str(e.props.get("predicate") or e.key or "")
+            if e.props.get("invalid_at") or e.target in self.bridged or _relation(predicate) != wanted:
+                continue
+            out.setdefault(e.target, (-1, None, predicate, e.source))
+        people = self.load({*out, *(hit[3] for hit in out.values())})
+        out = {e: (rank, rec, f"{self._name(src)} -{predicate}-> {self._name(e)}", src)
+               for e, (rank, rec, predicate, src) in out.items()}
+        return {e: hit for e, hit in out.items() if getattr(people.get(e), "type", None) == "person"}
 
     def is_waypoint(self, name: str) -> bool:
         return any(self.entities[e].name == name for e in self.waypoints if e in self.entities)
@@ -151,6 +176,11 @@ class Walk:
 
 _BRIDGES = 5  # people one bridge step adds at most
 _BRIDGE_PAIRS = 200  # (node, entity) pairs read per layer for them
+
+
+def _relation(predicate: str) -> str | None:
+    """The relation between people a relation edge's predicate names (``has_sister`` -> sister)."""
+    return relation_of(re.sub(r"^(?:has|is)_", "", predicate.strip().casefold()).replace("_", " "))
 
 
 def record_text(rec: Any) -> str:
