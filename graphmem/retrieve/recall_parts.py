@@ -61,20 +61,10 @@ class InTurn:
 def rest_parts(query: str, walk: "Walk") -> tuple[str | None, frozenset[str], list[str]]:
     """The question without the names the walk matched (None where that leaves it as written:
     its vector is the query's), its keywords that are no name's, and those names."""
-    names = [n for e in walk.named for n in (e.name, *e.aliases) if _as_name(n, query)]
+    names = [n for e in walk.named for n in (e.name, *e.aliases)]
     text = without_names(query, names)
     own = None if text == " ".join(query.split()) else text
     return own, frozenset(keywords(text)) - {t for n in names for t in keywords(n)}, names
-
-
-def _as_name(name: str, query: str) -> bool:
-    """Whether the query writes an entity as a name: an entity the model made of a common word
-    ("pet" from "Olga Berg is a pet owner") is, in "What pet does Marek's sister have?", what the
-    question asks about, not whom. A Latin name the query writes only in lower case is such a word."""
-    if not name or not name.isascii():
-        return True
-    found = re.findall(rf"(?<!\w){re.escape(name)}(?!\w)", query, re.IGNORECASE)
-    return not found or any(f != f.casefold() for f in found)
 
 
 def path_steps(ask: Any, kept: dict[str, tuple[Any, float]]) -> set[str]:
@@ -89,7 +79,11 @@ def path_steps(ask: Any, kept: dict[str, tuple[Any, float]]) -> set[str]:
     if not ask.walked_path or ask.rest is None or ask.walk is None:
         return set()
     words = {w for step in ask.rest.path for w in (step, *RELATIONS.get(relation_of(step) or "", ()))}
-    content = set(ask.rest.terms) - {t for w in words for t in keywords(w)}
+    # what the question asks beside its people and its path: "pet" stays, even where the model
+    # made it an entity ("Olga Berg is a pet owner"), which the rest of the question leaves out
+    people = {t for e in ask.walk.named if getattr(e, "type", None) == "person" for n in (e.name, *e.aliases)
+              for t in keywords(n)}
+    content = set(keywords(ask.query)) - people - {t for w in words for t in keywords(w)}
     if not content:
         return set()  # "Who is Marek's sister?": the step is the answer
     names = tuple(n for e in ask.walk.load(list(ask.walk.hops) + list(ask.walk.bridged)).values()
