@@ -16,6 +16,7 @@ was asked the same window (its lease ran out while the model was slow)."""
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import socket
@@ -285,7 +286,7 @@ class ExtractionWorker(BackgroundWorker):
                                                   newest_first=False, limit=last - start) if isinstance(m, Message)]
         size = {m.seq: visible_tokens(m) for m in msgs}
         said = {m.seq: m.role != "assistant" for m in msgs}
-        most = self.parts.settings.extract_budget_turns or len(msgs) + end - start
+        most = self.parts.settings.extract_budget_turns or math.inf  # user turns a merged window may hold
         used = sum(size.get(q, 0) for q in range(start, end))
         turns = sum(said.get(q, False) for q in range(start, end))
         for _, _, s2, e2 in follow:

@@ -298,4 +298,5 @@ def whose(m: ExtractedMemory, msgs: Sequence[Message]) -> ExtractedMemory | str 
     if len(owners) > 1:
         return f"said by {' and '.join(owners)}, not by {who[0]}"
     turns = [i for i, x in enumerate(msgs, 1) if any(x is t for t in top)]
-    return m.model_copy(update={"subject": owners[0], "text": _renamed(m.text, (who[0], subject), owners[0]), "turns": turns})
+    return m.model_copy(update={"subject": owners[0], "text": _renamed(m.text, (who[0], subject), owners[0]),
+                                "turns": turns})

@@ -509,7 +509,8 @@ def source_turns(m: ExtractedMemory, msgs: list[Message], most: int = 2) -> list
     """The turns of the window a memory comes from. Candidates are the 1-2 turns sharing the
     most of its keywords (subject and object included; a speaker's own turns before the
     assistant's; where several people speak, a turn's speaker counts as named in it; only turns
-    that state at least half of its object's words, where any does), or the whole window when none shares one (a paraphrase beyond recognition).
+    that state at least half of its object's words, where any does), or the whole window when
+    none shares one (a paraphrase beyond recognition).
     The turns the model numbered are validated against them: those among the candidates are
     taken (the 1.5B model often numbers the turn before or after the right one), else the
     candidates are."""

@@ -101,7 +101,8 @@ def _tells_of(text: str, waypoints: set[str], reached: list[str]) -> bool:
     favourite sport is tennis; ..." for Marek's sister's sport): a summary of the waypoint's
     window, not the answer."""
     low = text.casefold()
-    return bool(reached) and not any(n in low for n in reached) and any(w and w in normalise_name(text) for w in waypoints)
+    named = normalise_name(text)
+    return bool(reached) and not any(n in low for n in reached) and any(w and w in named for w in waypoints)
 
 
 def capped(items: list[Ranked], seed: Ranked) -> list[Ranked]:

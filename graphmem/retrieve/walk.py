@@ -111,7 +111,9 @@ class Walk:
         # who it is; where none does, the people the hits name beside the relation's word
         found: dict[str, tuple] = self._by_edge(relation)
         hits: dict[str, list[tuple]] = {}  # entity -> the hits that name it, best first
-        for e in self.store.edges(self.namespace, list(via), types=[EdgeType.MENTIONS], direction="out") if not found else ():
+        mentions = () if found else self.store.edges(self.namespace, list(via), types=[EdgeType.MENTIONS],
+                                                      direction="out")
+        for e in mentions:
             # a person a relation edge reached is taken too (with extraction, "Marek Nowak's sister
             # is Olga Berg" made Marek -sister-> Olga, two steps out decayed; her turns had no evidence)
             if self.hops.get(e.target, 1) > 0 and e.target not in self.bridged:
