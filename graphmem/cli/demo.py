@@ -54,7 +54,7 @@ def run_demo(db: Path | None, namespace: str = "demo") -> None:
             out.print(recall_table(mem.recall(QUESTIONS[1], k=3, namespace=namespace), QUESTIONS[1]))
 
             out.rule(f"3. Extract with the local model ({mem.extractor_name})")
-            out.print("[dim]Every 4 messages form a window (queued windows of a session are sent together up to ~400 tokens); the first call also loads the model.[/dim]")
+            out.print("[dim]Every 4 messages form a window (queued windows of a session are sent together up to ~400 tokens and 8 user turns); the first call also loads the model.[/dim]")
             for entry in extraction_progress(mem):
                 head = f"{entry['session']}[{entry['window'][0]}:{entry['window'][1]}] {entry['seconds']:.1f} s"
                 if entry.get("skipped"):
