@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..embed import Embedder
+from ..extract.people import relation_named
 from ..models import EdgeType
 from ..store import Store
 from ..store.layers import Walked
@@ -119,7 +120,7 @@ class Walk:
             if self.hops.get(e.target, 1) > 0 and e.target not in self.bridged:
                 hits.setdefault(e.target, []).append(via[e.source])
         for e, n in self.load(hits).items():
-            if n.type != "person" or n.feedback == "rejected" or e in found:
+            if n.type != "person" or n.feedback == "rejected":
                 continue
             own = [hit for hit in sorted(hits[e], key=lambda hit: hit[0])
                    if linked(record_text(hit[1]), relation, (n.name, *n.aliases))]
@@ -153,17 +154,14 @@ class Walk:
         wanted = relation_of(relation)
         if not wanted:
             return {}
-        out: dict[str, tuple] = {}
-        edges = self.store.edges(self.namespace, self.frontier, types=[EdgeType.RELATES_TO], direction="out")
-        for e in edges:
+        steps: dict[str, tuple[str, str]] = {}  # person -> (predicate, from)
+        for e in self.store.edges(self.namespace, self.frontier, types=[EdgeType.RELATES_TO], direction="out"):
             predicate = str(e.props.get("predicate") or e.key or "")
-            if e.props.get("invalid_at") or e.target in self.bridged or _relation(predicate) != wanted:
-                continue
-            out.setdefault(e.target, (-1, None, predicate, e.source))
-        people = self.load({*out, *(hit[3] for hit in out.values())})
-        out = {e: (rank, rec, f"{self._name(src)} -{predicate}-> {self._name(e)}", src)
-               for e, (rank, rec, predicate, src) in out.items()}
-        return {e: hit for e, hit in out.items() if getattr(people.get(e), "type", None) == "person"}
+            if not e.props.get("invalid_at") and e.target not in self.bridged and relation_named(predicate) == wanted:
+                steps.setdefault(e.target, (predicate, e.source))
+        people = self.load({*steps, *(src for _, src in steps.values())})
+        return {e: (-1, None, f"{self._name(src)} -{predicate}-> {self._name(e)}", src)
+                for e, (predicate, src) in steps.items() if getattr(people.get(e), "type", None) == "person"}
 
     def is_waypoint(self, name: str) -> bool:
         return any(self.entities[e].name == name for e in self.waypoints if e in self.entities)
@@ -178,11 +176,6 @@ class Walk:
 
 _BRIDGES = 5  # people one bridge step adds at most
 _BRIDGE_PAIRS = 200  # (node, entity) pairs read per layer for them
-
-
-def _relation(predicate: str) -> str | None:
-    """The relation between people a relation edge's predicate names (``has_sister`` -> sister)."""
-    return relation_of(re.sub(r"^(?:has|is)_", "", predicate.strip().casefold()).replace("_", " "))
 
 
 def record_text(rec: Any) -> str:
