@@ -178,6 +178,12 @@ def test_relations_between_people_and_whom_a_memory_is_about():
     assert ties("Zhou Min is Li Na's boss", names) == [Tie("Li Na", "manager", "Zhou Min")]
     assert ties("Lena's boss Tom Keller prefers email", names) == [Tie("Lena", "manager", "Tom Keller", on_target=True)]
     assert ties("Sam is flying to Beijing to see his sister Mei", names, "Sam") == [Tie("Sam", "sister", "Mei")]
+    # "her" is not Sam once "his" said who Sam is: the sister the text just named (the relations set's
+    # "Marek Nowak introduces his sister, Olga Berg, and her husband, Henrik Berg" gave Marek a husband)
+    assert ties("Sam visits his sister, Mei, and her husband, Arjun", names, "Sam") == [
+        Tie("Sam", "sister", "Mei"), Tie("Mei", "husband", "Arjun")]
+    assert ties("Sam visits his wife Priya and her brother Arjun", names, "Sam") == [
+        Tie("Sam", "wife", "Priya"), Tie("Priya", "brother", "Arjun")]
     assert ties("陆远的上司是周敏", names) == [Tie("陆远", "manager", "周敏")]
     assert ties("周敏是陆远的领导", names) == [Tie("陆远", "manager", "周敏")]
     assert ties("陆远的上司周敏讨厌开会", names) == [Tie("陆远", "manager", "周敏", on_target=True)]

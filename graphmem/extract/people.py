@@ -89,9 +89,36 @@ def ties(text: str, names: Sequence[str], subject: str | None = None) -> list[Ti
             out.append(Tie(_named(m.group("o"), names), relation_of(m.group("r")),
                            _named(m.group("t"), names), on_target))
     if subject and subject in names:  # Sam ... to see his sister Mei
-        for m in re.finditer(rf"\b(?:his|her|their)\s+(?P<r>{_RELS_EN}),?\s+(?P<t>{who})(?!\w)", text, re.IGNORECASE):
-            out.append(Tie(subject, relation_of(m.group("r")), _named(m.group("t"), names)))
+        gender: dict[str, str] = {}  # what the text tells of a person's: "his sister Olga" -> Olga is "f"
+        for m in re.finditer(rf"\b(?P<p>his|her|their)\s+(?P<r>{_RELS_EN}),?\s+(?P<t>{who})(?!\w)", text, re.IGNORECASE):
+            relation, target = relation_of(m.group("r")), _named(m.group("t"), names)
+            owner = _owner(m.group("p").casefold(), text[:m.start()], who, names, subject, gender)
+            if owner:
+                out.append(Tie(owner, relation, target))
+            if relation in _GENDER:
+                gender.setdefault(target.casefold(), _GENDER[relation])
     return [t for t in dict.fromkeys(out) if t.owner.casefold() != t.target.casefold()]
+
+
+_GENDER = {**dict.fromkeys(("sister", "wife", "mother", "daughter", "grandmother", "aunt"), "f"),
+           **dict.fromkeys(("brother", "husband", "father", "son", "grandfather", "uncle"), "m")}
+
+
+def _owner(pronoun: str, before: str, who: str, names: Sequence[str], subject: str,
+           gender: dict[str, str]) -> str | None:
+    """Whose relation "his / her / their <relation>" is: the subject's, unless the text has told
+    the subject is of the other gender and named since someone the pronoun fits ("Marek
+    introduces his sister Olga and her husband Henrik": Olga's husband, not Marek's); nobody's
+    where no one fits. Records the owner's gender."""
+    want = {"his": "m", "her": "f"}.get(pronoun)
+    if want is None:
+        return subject
+    if gender.get(subject.casefold(), want) != want:
+        named = [_named(m.group(0), names) for m in re.finditer(rf"(?<!\w)(?:{who})(?!\w)", before, re.IGNORECASE)]
+        subject = next((n for n in reversed(named) if gender.get(n.casefold()) == want), None)
+    if subject:
+        gender.setdefault(subject.casefold(), want)
+    return subject
 
 
 def _named(found: str, names: Sequence[str]) -> str:
