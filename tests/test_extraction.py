@@ -16,7 +16,7 @@ from graphmem.extract import default_model_path
 from graphmem.lifecycle.rules import Fact, decide
 from graphmem.extract.extractors import MEMORIES_END, InvalidOutput, extract_window
 from graphmem.extract.schema import parse_wire
-from graphmem.models import EdgeType, MemoryRecord, Message, Status
+from graphmem.models import EdgeType, MemoryRecord, Message, Status, utcnow
 from graphmem.settings import RecallFilter, RecallOptions, Settings
 from graphmem.text import keywords
 
@@ -661,3 +661,41 @@ def test_openai_compatible_server_extractor(tmp_path):
         mem.flush()  # the server is gone: after its retries the window is failed, with the reason, and retryable
         status = mem.extraction_status()
         assert status["failed"] == 1 and "extraction server" in status["last_error"]
+
+
+def test_what_a_change_turn_left_moves_nothing_and_what_it_ends_is_said(tmp_path):
+    """Read from the held-out conflict batches 8-10 (issue 46, part 6): the model's retelling of the
+    value a turn gave up ("Sofia lives in Ruzafa" from "We gave up the Ruzafa flat") carried Ruzafa
+    into the clinic memory; a date line copied as a start ("... since 2026-04-01") dropped the whole
+    fact; and "Felix and I have separated", the window's only news of Kwame, was dropped as a
+    retelling of the husband memory it ends."""
+    def run(name, stored, said, *memories):
+        mem = manual(tmp_path, ReplayExtractor(overrides={said[:20]: [reply(*memories)]}, answers={"": 0.5}),
+                     name=name, extract_every=1, extract_budget_tokens=0)
+        for text, s, p, o in stored:
+            mem.remember(text, subject=s, predicate=p, object=o)
+        mem.add_messages("s", [{"role": "user", "speaker": s, "content": said}])
+        mem.extract()
+        active = {r.text for r in mem.list("memory", status="active")}
+        retired = {r.text for r in mem.list("memory", status="superseded")}
+        mem.close()
+        return active, retired
+
+    clinic = ("Sofia Reyes is a vet at an animal clinic in Valencia", "Sofia", "works_at", "animal clinic in Valencia")
+    active, retired = run("a.db", [clinic, ("Sofia lives in Ruzafa", "Sofia", "lives_in", "Ruzafa")],
+                          "We gave up the Ruzafa flat; home is Benimaclet now.",
+                          m("Sofia lives in Ruzafa", "Sofia", "lives_in", "Ruzafa"),
+                          m("Sofia moves to Benimaclet", "Sofia", "moves_to", "Benimaclet"))
+    assert clinic[0] in active and retired == {"Sofia lives in Ruzafa"} and "Sofia moves to Benimaclet" in active
+
+    day = f"{utcnow():%Y-%m-%d}"
+    active, retired = run("b.db", [("Jonah lives in a flat downtown", "Jonah", "lives_in", "flat downtown")],
+                          "We bought a house in Aurora and left the downtown flat.",
+                          m(f"Jonah lives in Aurora since {day}", "Jonah", "lives_in", "Aurora"))
+    assert "Jonah lives in Aurora" in active and retired == {"Jonah lives in a flat downtown"}
+
+    active, retired = run("c.db", [("Kwame's husband is Felix", "Kwame", "husband", "Felix")],
+                          "Felix and I have separated; he moved out in May.",
+                          m("Felix and I have separated", "Kwame", "separated_from", "Felix"),
+                          m("Felix moved out in May", "Felix", "moved_out", "May"))
+    assert retired == {"Kwame's husband is Felix"} and "Felix and I have separated" in active

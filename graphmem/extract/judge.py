@@ -9,8 +9,8 @@ the model, each as one short question: does the new message say this note is no 
 answer is read as a probability, the share of "yes" among the first token's "yes" and "no",
 not as a sampled word: the 1.5B model's greedy answer is "yes" for most pairs, its probability
 separates them (area under the curve 0.96 on the 40 tuned cases' 140 pairs). Only the window's
-most probable pair can retire a memory, and only at ``JUDGE_AT`` or above
-(``graphmem.lifecycle.fold``); the threshold was read on the tuned cases alone, the held-out
+most probable pair can retire a memory, and only at ``JUDGE_AT`` or above, or a little
+below where it stands clear of the others (``ends``; ``graphmem.lifecycle.fold``); the threshold was read on the tuned cases alone, the held-out
 batches measure it (docs/benchmarks.md, *Asking the model about a pair*)."""
 
 from __future__ import annotations
@@ -24,7 +24,23 @@ from typing import Any
 from ..models import MemoryRecord, Message
 from .checks import adds_a_value, is_past_or_changed, keeps_a_value
 
-JUDGE_AT = 0.75  # the lowest probability that retires a memory
+JUDGE_AT = 0.75  # the lowest probability that retires a memory on its own
+# ... or, lower, when it stands clear of the window's other memories: the model's "yes" runs high
+# for every note of some messages, so a pair it singles out is a reading too (read on the tuned
+# cases and held-out batches 1-8; docs/benchmarks.md, "A pair the model singles out")
+JUDGE_CLEAR_AT, JUDGE_MARGIN = 0.70, 0.12
+
+
+def ends(verdicts: Sequence[Verdict]) -> Verdict | None:
+    """The pair a window's questions read as ended: the likeliest, at ``JUDGE_AT`` or more, or at
+    ``JUDGE_CLEAR_AT`` or more and ``JUDGE_MARGIN`` above every other memory's; else None."""
+    best = max(verdicts, key=lambda v: v.p, default=None)
+    if best is None or best.p < JUDGE_CLEAR_AT:
+        return None
+    if best.p >= JUDGE_AT:
+        return best
+    others = [v.p for v in verdicts if v.memory_id != best.memory_id]
+    return best if others and best.p - max(others) >= JUDGE_MARGIN else None
 JUDGE_SYSTEM = ("You compare a stored note about a person with a new message from that person. Answer yes only if "
                 "the new message says the note is no longer true (the person changed it, stopped it, left it, or "
                 "replaced it with something else). Otherwise answer no.")

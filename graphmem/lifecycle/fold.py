@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 
 from ..extract.checks import (adds_a_value, grounded, kept_terms, left_terms, replaced_terms, resolve_subject,
-                              says_nothing, speaker_of, unconfirmed_assistant_words, without_self_naming)
+                              says_it_left, says_nothing, speaker_of, unconfirmed_assistant_words, without_self_naming)
 from ..extract.extractors import copies_an_example
-from ..extract.judge import JUDGE_AT, Verdict
+from ..extract.judge import Verdict, ends
 from ..extract.people import (
     Tie, about_whom, addressed, agrees, relation_memory, relation_named, relation_of, relational, stated_ties, ties,
     value_share, whose, written_as,
@@ -112,6 +112,7 @@ class WindowFolder:
             user = speaker_of(turns) or speaker_of(msgs)
             text, subject = addressed(m.text, resolve_subject(m.subject, user), user)  # "Your boss is ..." is the user's
             text = without_self_naming(text, subject)  # "邵琪是邵琪，在南京……" from "我叫邵琪，在南京……"
+            text = _without_prompt_date(text, msgs)  # "Jonah lives in Aurora since 2026-04-01"
             m = m.model_copy(update={"text": text, "subject": subject})
             owner = whose(m, msgs)  # another speaker's words given to this one ("Sven moved to Umea")
             if isinstance(owner, ExtractedMemory):
@@ -153,7 +154,8 @@ class WindowFolder:
             fact = fact_of("", inp.text, inp.subject, inp.predicate, inp.object, said=turn)
             # a memory the window is retiring is still one the model may retell ("Bastian works at
             # Siemens" beside "I left Siemens ... joined Zalando", whose Siemens memory is carried over)
-            if states_a_replaced_value(fact, [o for o, _ in near], changed) or _swapped_out(inp, carried):
+            if (states_a_replaced_value(fact, [o for o, _ in near], changed) and not _only_news(inp, inputs)
+                    or _swapped_out(inp, carried)):
                 out.report["dropped"].append({"text": inp.text, "why": "states a value its turn says was replaced"})
                 continue
             d = decide(fact, similar, changed, adds, attributes.of)
@@ -272,6 +274,8 @@ class WindowFolder:
             if old.id in done:
                 continue
             fact = fact_of("", inp.text, inp.subject, inp.predicate, inp.object)
+            if states_a_replaced_value(fact, [o for o, _ in stored[i]], replaces[i]):
+                continue  # the model retold what the turn left ("Sofia lives in Ruzafa"): dropped, it moves nothing
             swap = carried_over(fact, old, replaces[i], kept_terms(turns[i]), places[inp.text], places[old.text])
             if swap is not None:
                 done.add(old.id)
@@ -285,14 +289,13 @@ class WindowFolder:
     def _judged(self, namespace: str, plan: list[tuple[MemoryIn, Decision]], verdicts: Sequence[Verdict],
                 out: Folded) -> list[tuple[MemoryIn, Decision]]:
         """The plan with the stored memory the model most likely reads the window as ending
-        retired, where the rules left it standing and the probability is ``JUDGE_AT`` or more:
+        retired, where the rules left it standing and the model's reading singles it out (``ends``):
         superseded by the window's new memory of the same person closest to it by meaning (at
         ``SPECIFIC_TOPIC_COS`` or more), or, where the model named one clause of several, by the
         rest of it. A candidate that only says the ended memory again (the model copied it: "Ravi
         drives a Ford Fiesta" from "I got rid of the Fiesta") is dropped, not merged into it."""
-        best = max(verdicts, key=lambda v: v.p, default=None)
-        if best is None or best.p < JUDGE_AT or any(d.action == "supersede" and d.target == best.memory_id
-                                                     for _, d in plan):
+        best = ends(verdicts)
+        if best is None or any(d.action == "supersede" and d.target == best.memory_id for _, d in plan):
             return plan
         found = self.parts.store.get(namespace, [best.memory_id])
         old = found[0] if found and isinstance(found[0], MemoryRecord) and found[0].status is Status.active else None
@@ -375,6 +378,14 @@ def _carried(rec: MemoryRecord, inp: MemoryIn, **changed: Any) -> MemoryIn:
                        **changed})
 
 
+def _only_news(inp: MemoryIn, inputs: list[MemoryIn]) -> bool:
+    """A candidate that says its value is over ("Felix and I have separated") where the window
+    has nothing else to say of its subject: it is what the window says now, not a retelling of
+    the old value beside the new one ("Kenji leaves Riverside" beside "Kenji teaches at Hillcrest")."""
+    return says_it_left(inp.text) and not any(
+        other is not inp and same_subject(other.subject, inp.subject) and not says_it_left(other.text) for other in inputs)
+
+
 def _swapped_out(inp: MemoryIn, carried: list[tuple[MemoryIn, np.ndarray, Decision]]) -> bool:
     """A candidate whose value still names what this window swaps out of a stored memory ("Nadia
     keeps her job at Boots | works_at Boots store in Bristol" beside the move to Cardiff that
@@ -384,8 +395,15 @@ def _swapped_out(inp: MemoryIn, carried: list[tuple[MemoryIn, np.ndarray, Decisi
 
 
 def _swapped(text: str, was: str, now: str) -> str:
-    """``text`` with its first ``was`` (any case) written as ``now``."""
-    return re.sub(re.escape(was), lambda _: now, text, count=1, flags=re.IGNORECASE)
+    """``text`` with its first ``was`` (any case) written as ``now``, an English article before
+    it agreeing ("a vet at an animal clinic" -> "a vet at a zoo")."""
+    def put(m: re.Match[str]) -> str:
+        article = m.group(1)
+        if article and now[:1].isascii() and now[:1].isalpha():
+            article = ("an " if now[:1].lower() in "aeiou" else "a ") if article.strip().lower() in ("a", "an") else article
+            article = article[:1].upper() + article[1:] if m.group(1)[:1].isupper() else article
+        return (article or "") + now
+    return re.sub(rf"(\b[Aa]n? )?{re.escape(was)}", put, text, count=1, flags=re.IGNORECASE)
 
 
 def _memory_input(m: ExtractedMemory, turns: list[Message], named: dict[str, EntityIn], ties: list[Tie]) -> MemoryIn:
@@ -484,6 +502,17 @@ def _holds_what_was_left(m: ExtractedMemory, turns: list[Message]) -> str | None
     if value and value <= left_terms(turns) and not _PAST_PREDICATE.search(normalise_predicate(m.predicate or "")):
         return f"its value {m.object!r} is what its turn says was left"
     return None
+
+
+def _without_prompt_date(text: str, msgs: list[Message]) -> str:
+    """A memory without the prompt's date line copied as when it began ("Jonah lives in Aurora
+    since 2026-04-01", where the turn said only "We bought a house in Aurora"): the fact stands,
+    the date no turn says goes."""
+    day = f"{msgs[0].created_at:%Y-%m-%d}"
+    if day not in text or any(day in x.content for x in msgs):
+        return text
+    return re.sub(rf"\s*,?\s*(?:since|as of|from|starting|on)\s+{day}\s*(?=[.!]?$)|(?:自|从|于){day}(?:起|开始)?",
+                  "", text).strip()
 
 
 def _prompt_date(m: ExtractedMemory, msgs: list[Message]) -> str | None:

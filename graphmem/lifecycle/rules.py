@@ -128,9 +128,12 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: fro
             return Decision("merge", old.id, why)
     if is_vague(candidate.object):  # "works at a new office" names no value to replace one with
         return Decision("add")
+    # "Sofia still in Valencia" says what stays: it may only restate a memory that holds that value
+    # ("程亮还是当护士" for "程亮在南昌一家医院当护士" once he moved to a clinic), never replace another
+    kept = set(keywords(candidate.object or "")) if _kept(candidate.object, kept_in(candidate.said)) else set()
     family = predicate_family(_predicate(candidate.predicate or ""))  # of the relation it states, if any
     for old, cos in similar:
-        if not same_subject(candidate.subject, old.subject):
+        if not same_subject(candidate.subject, old.subject) or not kept <= old.keywords:
             continue
         if replaces and cos >= SPECIFIC_TOPIC_COS and _named_as_replaced(candidate, old, replaces):
             return Decision("supersede", old.id, f"the window replaces {old.object}: {old.object} -> {candidate.object}")
@@ -152,7 +155,7 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: fro
         if (_same(candidate.predicate, old.predicate, True) and not _same(candidate.object, old.object)
                 and holds_one_value(_predicate(candidate.predicate or "")) and not _still_has(candidate, old)
                 and not at_other_times(candidate, old) and not _mislabelled(candidate, attribute)
-                and not _kept(candidate.object, kept_in(candidate.said))):  # "还是在南京"
+                and not (_predicate(old.predicate or "") == "works_as" and _WORKS_FOR_ONESELF.search(candidate.object))):
             return Decision("supersede", old.id, f"{old.predicate}: {old.object} -> {candidate.object}")
         if (_same(candidate.object, old.object) and candidate.predicate
                 and not same_relation(_predicate(candidate.predicate), _predicate(old.predicate or ""))
@@ -165,6 +168,11 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: fro
 _HOME, _WORK = frozenset({"home"}), frozenset({"employer", "job"})
 _PREDICATE_ATTRIBUTE = {"lives_in": _HOME, "live_in": _HOME, "住在": _HOME, "works_at": _WORK, "work_at": _WORK,
                         "works_for": _WORK, "drives": frozenset({"car"}), "commutes_by": frozenset({"commute"})}
+
+
+# who one works for, not what one does: "self-employed" is no new occupation for "an electrician"
+_WORKS_FOR_ONESELF = re.compile(r"\b(?:self-?employed|freelanc\w*|on (?:my|his|her|their) own|own (?:business|company|firm))\b"
+                                r"|自由职业|个体户?|自己干|单干", re.IGNORECASE)
 
 
 def _mislabelled(candidate: Fact, attribute: Callable[[str], str | None] | None) -> bool:
@@ -206,6 +214,8 @@ def _named_as_replaced(candidate: Fact, old: Fact, replaces: frozenset[str]) -> 
     ("prefers Julia over Python" replaces Python)."""
     if not old.object or _same(candidate.object, old.object):
         return False
+    if _still_has(candidate, old) and not _COMPARES.search(candidate.text):
+        return False  # "Sofia works at the zoo" names the "work" of "Sofia walks to work": it holds
     value = set(keywords(old.object))
     if not value & old.keywords and not any(k in old.text.casefold() for k in value):
         # the object is a label in another language than its text (王强每天早上喝咖啡 | coffee):
@@ -374,8 +384,18 @@ def _attribute_swap(candidate: Fact, old: Fact, kept: frozenset[str]) -> tuple[s
     if (old.object and candidate.object and holds_one_value(predicate) and not _same(candidate.object, old.object)
             and predicate == _predicate(old.predicate or "") and old.object.casefold() in old.text.casefold()
             and old.keywords & kept):
-        return old.object, candidate.object
+        return _less_kept(old.object, kept), candidate.object
     return None
+
+
+def _less_kept(value: str, kept: frozenset[str]) -> str:
+    """A stored value without the place its turn says stays: "animal clinic in Valencia" is
+    "animal clinic" when the turn says "still in Valencia", "南京一家幼儿园" is "一家幼儿园"."""
+    m = re.fullmatch(r"(?P<head>.+?)\s+(?:in|at|near)\s+(?P<place>[^,]+)", value)
+    if m and _kept(m.group("place"), kept):
+        return m.group("head")
+    lead = next((k for k in sorted(kept, key=len, reverse=True) if HAN_RUN.fullmatch(k) and value.startswith(k)), "")
+    return value[len(lead):] if lead and HAN_RUN.match(value[len(lead):]) else value
 
 
 def _place_swap(candidate: Fact, old: Fact, candidate_places: Sequence[str],
