@@ -544,7 +544,7 @@ def test_a_server_answers_a_yes_no_question_with_its_log_probabilities():
 
 def test_what_a_question_about_a_stored_memory_is_made_of():
     from graphmem.extract.judge import signals_a_change, yes_share
-    from graphmem.lifecycle.rules import clauses_of, rest_without
+    from graphmem.lifecycle.swaps import clauses_of, rest_without
 
     assert yes_share({"Yes": math.log(0.6), " yes": math.log(0.1), "No": math.log(0.2), "Sure": 0.0}) == pytest.approx(0.7 / 0.9)
     assert yes_share({"Maybe": 0.0}) is None

@@ -16,9 +16,8 @@ from graphmem.extract.checks import (
     says_nothing, unconfirmed_assistant_words, without_self_naming,
 )
 from graphmem.extract.extractors import SYSTEM_PROMPT, copies_an_example, example_memories
-from graphmem.lifecycle.rules import (
-    carried_over, decide, fact_of, same_subject, says_again_what_changed, states_a_replaced_value,
-)
+from graphmem.lifecycle.rules import decide, fact_of, same_subject, says_again_what_changed, states_a_replaced_value
+from graphmem.lifecycle.swaps import carried_over
 from graphmem.models import Message
 
 
@@ -566,7 +565,7 @@ def test_a_change_is_caught_by_the_attribute_it_changes(embedder):
 
 
 def test_what_is_over_leaves_a_memory_that_says_more():
-    from graphmem.lifecycle.rules import without_clause
+    from graphmem.lifecycle.swaps import without_clause
 
     quit_ = turns(("赵海洋", "烟我已经彻底不抽了，快半年了。"))  # 已经 ... 不 with an adverb between: a change all the same
     stopped = fact_of("", "赵海洋已经彻底不抽了", "赵海洋", "smokes", "none")
@@ -745,7 +744,7 @@ def test_what_stays_and_who_one_works_for_replace_nothing():
 
 def test_a_swap_keeps_the_place_the_turn_keeps_and_its_article():
     from graphmem.lifecycle.fold import _swapped, _without_prompt_date
-    from graphmem.lifecycle.rules import _less_kept
+    from graphmem.lifecycle.swaps import _less_kept
 
     said = turns(("Sofia", "I left the clinic to work as a vet at the zoo, still in Valencia."))
     assert _less_kept("animal clinic in Valencia", kept_terms(said)) == "animal clinic"

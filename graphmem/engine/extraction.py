@@ -35,7 +35,7 @@ from ..extract.judge import Verdict, judge_window, notes_of, signals_a_change
 from ..extract.schema import Extraction
 from ..lifecycle import GraphBuilder, Parts, WindowFolder
 from ..lifecycle.chains import Change
-from ..lifecycle.rules import clauses_of
+from ..lifecycle.swaps import clauses_of
 from ..models import Message, Session, utcnow
 from ..store.base import lease_holder
 from ..settings import Settings

@@ -30,9 +30,9 @@ from .attributes import Attributes
 from .builders import GraphBuilder, ModelIn, SpeakerIn, TaggedIn
 from .chains import ChainBuilder, Change
 from .parts import Parts
-from .rules import (SPECIFIC_TOPIC_COS, Decision, Fact, carried_over, decide, fact_of, merge_candidate, named_swap,
-                    rest_without, restates_a_step, same_subject, says_again_what_changed, states_a_replaced_value,
-                    without_clause)
+from .rules import (SPECIFIC_TOPIC_COS, Decision, Fact, decide, fact_of, merge_candidate, restates_a_step, same_subject,
+                    says_again_what_changed, states_a_replaced_value)
+from .swaps import carried_over, named_swap, rest_without, without_clause
 
 KNOWN_IN_PROMPT = 5  # related memories shown to the model with each window, by meaning
 KNOWN_MIN_COS = 0.3
