@@ -169,6 +169,22 @@ def test_a_memory_said_to_the_user_is_about_the_user():
     assert addressed("Your boss is Zhou Min", "you", None) == ("Your boss is Zhou Min", "you")  # no one to name
 
 
+def test_a_memory_in_the_speakers_own_words_names_the_speaker():
+    """Batch 11's base window stored "I drink mint tea in the afternoon" (subject Mireille): read
+    away from its turn, "I" is nobody."""
+    from graphmem.extract.people import first_person
+
+    assert first_person("I drink mint tea in the afternoon", "Mireille") == "Mireille drinks mint tea in the afternoon"
+    assert first_person("My wife Chloe and I have a tortoise", "Mireille") == "Mireille's wife Chloe and Mireille have a tortoise"
+    assert first_person("I'm vegetarian", "Ana") == "Ana is vegetarian" and first_person("I am a nurse", "Ana") == "Ana is a nurse"
+    assert first_person("I also play the cello", "Ana") == "Ana also plays the cello"
+    assert first_person("I sold the car", "Ana") == "Ana sold the car"
+    assert first_person("我每周五晚上学画画", "邓琳") == "邓琳每周五晚上学画画"
+    assert first_person("我们周末去爬山", "邓琳") == "我们周末去爬山"  # "we" is not the speaker alone
+    assert first_person("Indigo is my favourite colour", "Ana") == "Indigo is my favourite colour"  # opens otherwise
+    assert first_person("I drink tea", None) == "I drink tea"
+
+
 def test_relations_between_people_and_whom_a_memory_is_about():
     from graphmem.extract.people import Tie, about_whom, relation_of, ties
     from graphmem.extract.schema import ExtractedMemory

@@ -182,6 +182,33 @@ def addressed(text: str, subject: str | None, user: str | None) -> tuple[str, st
     return re.sub(r"\b[Yy]ou\b", user, text), subject
 
 
+_FIRST = {"i'm": "is", "i've": "has", "i'd": "would", "i'll": "will"}
+_FIRST_VERBS = {"am": "is", "was": "was", "have": "has", "do": "does", "go": "goes", "don't": "doesn't"}
+_ADVERBS = ("also", "still", "often", "usually", "always", "never", "now", "just", "really", "recently", "sometimes")
+_PAST = frozenset("sold bought got left went had took made met gave lost began came saw found felt kept ran quit put set "
+                  "read won wrote drove rode ate drank sang swam taught thought told spent sent built broke chose fell "
+                  "forgot grew knew paid said slept spoke stood woke wore flew".split())
+
+
+def first_person(text: str, user: str | None) -> str:
+    """A memory the model wrote in the speaker's own words ("I drink mint tea in the afternoon",
+    "My wife Chloe and I have a tortoise", "我每周五学画画") written about them: a memory is read
+    away from its turn, where "I" is nobody. Only a memory that opens in the first person."""
+    if not user or not re.match(r"\s*(?:I\b|I'|my\b)|\s*我(?!们)", text, re.IGNORECASE):
+        return text
+    if _HAN.search(text) and not re.match(r"\s*[A-Za-z]", text):
+        return re.sub(r"我(?!们)", user, text)
+    def verb(m: re.Match[str]) -> str:
+        if not m.group(2):
+            return f"{user} {_FIRST[m.group(0).strip().casefold()]}"
+        word = m.group(2)
+        said = _FIRST_VERBS.get(word.casefold()) or (word if word.casefold() in _PAST else _third_person(word))
+        return f"{user} {m.group(1) or ''}{said}"
+    text = re.sub(rf"^\s*I(?:'m|'ve|'d|'ll| ((?:{'|'.join(_ADVERBS)}) )?(\w+))", verb, text)
+    text = re.sub(r"\b[Mm]y\b", f"{user}'s", text)
+    return re.sub(r"\b(?:I|me|myself)\b", user, text)
+
+
 def about_whom(memories: Sequence[ExtractedMemory], names: Sequence[str]) -> list[tuple[ExtractedMemory, list[Tie]]]:
     """Each memory with its subject set to the person it is about, and the relations it states.
     A memory that names a relation's target and goes on about them ("Priya's husband Arjun works

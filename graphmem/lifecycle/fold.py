@@ -15,7 +15,7 @@ from ..extract.checks import (adds_a_value, grounded, kept_terms, left_terms, re
 from ..extract.extractors import copies_an_example
 from ..extract.judge import Verdict, ends
 from ..extract.people import (
-    Tie, about_whom, addressed, agrees, relation_memory, relation_named, relation_of, relational, stated_ties, ties,
+    Tie, about_whom, addressed, agrees, first_person, relation_memory, relation_named, relation_of, relational, stated_ties, ties,
     value_share, whose, written_as,
 )
 from ..extract.schema import ExtractedMemory, Extraction, normalise_predicate, reads_like_a_workflow
@@ -111,6 +111,7 @@ class WindowFolder:
             turns = source_turns(m, msgs)
             user = speaker_of(turns) or speaker_of(msgs)
             text, subject = addressed(m.text, resolve_subject(m.subject, user), user)  # "Your boss is ..." is the user's
+            text = first_person(text, user)  # "I drink mint tea in the afternoon" is the speaker's
             text = without_self_naming(text, subject)  # "邵琪是邵琪，在南京……" from "我叫邵琪，在南京……"
             text = _without_prompt_date(text, msgs)  # "Jonah lives in Aurora since 2026-04-01"
             m = m.model_copy(update={"text": text, "subject": subject})
