@@ -9,9 +9,10 @@ the model, each as one short question: does the new message say this note is no 
 answer is read as a probability, the share of "yes" among the first token's "yes" and "no",
 not as a sampled word: the 1.5B model's greedy answer is "yes" for most pairs, its probability
 separates them (area under the curve 0.96 on the 40 tuned cases' 140 pairs). Only the window's
-most probable pair can retire a memory, and only at ``JUDGE_AT`` or above, or a little
-below where it stands clear of the others (``ends``; ``graphmem.lifecycle.fold``); the threshold was read on the tuned cases alone, the held-out
-batches measure it (docs/benchmarks.md, *Asking the model about a pair*)."""
+most probable pair can retire a memory, and only at ``JUDGE_AT`` or above, or a little below
+where it stands clear of the others (``ends``; ``graphmem.lifecycle.fold``); the threshold was
+read on the tuned cases alone, the held-out batches measure it (docs/benchmarks.md, *Asking the
+model about a pair*)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from .checks import adds_a_value, is_past_or_changed, keeps_a_value
 JUDGE_AT = 0.75  # the lowest probability that retires a memory on its own
 # ... or, lower, when it stands clear of the window's other memories: the model's "yes" runs high
 # for every note of some messages, so a pair it singles out is a reading too (read on the tuned
-# cases and held-out batches 1-8; docs/benchmarks.md, "A pair the model singles out")
+# cases and held-out batches 1-8; docs/benchmarks.md, "Batches 9-11, and the rules read from batch 8")
 JUDGE_CLEAR_AT, JUDGE_MARGIN = 0.70, 0.12
 
 

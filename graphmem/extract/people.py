@@ -198,12 +198,14 @@ def first_person(text: str, user: str | None) -> str:
         return text
     if _HAN.search(text) and not re.match(r"\s*[A-Za-z]", text):
         return re.sub(r"我(?!们)", user, text)
+
     def verb(m: re.Match[str]) -> str:
         if not m.group(2):
             return f"{user} {_FIRST[m.group(0).strip().casefold()]}"
         word = m.group(2)
         said = _FIRST_VERBS.get(word.casefold()) or (word if word.casefold() in _PAST else _third_person(word))
         return f"{user} {m.group(1) or ''}{said}"
+
     text = re.sub(rf"^\s*I(?:'m|'ve|'d|'ll| ((?:{'|'.join(_ADVERBS)}) )?(\w+))", verb, text)
     text = re.sub(r"\b[Mm]y\b", f"{user}'s", text)
     return re.sub(r"\b(?:I|me|myself)\b", user, text)

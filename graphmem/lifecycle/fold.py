@@ -399,11 +399,11 @@ def _swapped(text: str, was: str, now: str) -> str:
     """``text`` with its first ``was`` (any case) written as ``now``, an English article before
     it agreeing ("a vet at an animal clinic" -> "a vet at a zoo")."""
     def put(m: re.Match[str]) -> str:
-        article = m.group(1)
+        article = m.group(1) or ""
         if article and now[:1].isascii() and now[:1].isalpha():
-            article = ("an " if now[:1].lower() in "aeiou" else "a ") if article.strip().lower() in ("a", "an") else article
-            article = article[:1].upper() + article[1:] if m.group(1)[:1].isupper() else article
-        return (article or "") + now
+            agrees = "an " if now[:1].lower() in "aeiou" else "a "
+            article = agrees.capitalize() if article[0].isupper() else agrees
+        return article + now
     return re.sub(rf"(\b[Aa]n? )?{re.escape(was)}", put, text, count=1, flags=re.IGNORECASE)
 
 

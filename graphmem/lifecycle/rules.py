@@ -154,7 +154,7 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: fro
         if (_same(candidate.predicate, old.predicate, True) and not _same(candidate.object, old.object)
                 and holds_one_value(_predicate(candidate.predicate or "")) and not _still_has(candidate, old)
                 and not at_other_times(candidate, old) and not _mislabelled(candidate, attribute)
-                and not (_predicate(old.predicate or "") == "works_as" and _WORKS_FOR_ONESELF.search(candidate.object))):
+                and not (_predicate(old.predicate or "") == "works_as" and _WORKS_FOR_ONESELF.search(candidate.object or ""))):
             return Decision("supersede", old.id, f"{old.predicate}: {old.object} -> {candidate.object}")
         if (_same(candidate.object, old.object) and candidate.predicate
                 and not same_relation(_predicate(candidate.predicate), _predicate(old.predicate or ""))
