@@ -179,6 +179,9 @@ def test_a_memory_in_the_speakers_own_words_names_the_speaker():
     assert first_person("I'm vegetarian", "Ana") == "Ana is vegetarian" and first_person("I am a nurse", "Ana") == "Ana is a nurse"
     assert first_person("I also play the cello", "Ana") == "Ana also plays the cello"
     assert first_person("I sold the car", "Ana") == "Ana sold the car"
+    assert first_person("I don't drink coffee", "Ana") == "Ana doesn't drink coffee"
+    assert first_person("I didn't go and I can't swim", "Ana") == "Ana didn't go and Ana can't swim"
+    assert first_person("I need a new job", "Ana") == "Ana needs a new job" and first_person("I moved", "Ana") == "Ana moved"
     assert first_person("我每周五晚上学画画", "邓琳") == "邓琳每周五晚上学画画"
     assert first_person("我们周末去爬山", "邓琳") == "我们周末去爬山"  # "we" is not the speaker alone
     assert first_person("Indigo is my favourite colour", "Ana") == "Indigo is my favourite colour"  # opens otherwise

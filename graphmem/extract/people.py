@@ -143,11 +143,14 @@ _UNINFLECTED = frozenset({"can", "could", "will", "would", "shall", "should", "m
                           "never", "always", "often", "usually", "just", "only", "already", "really", "now", "recently"})
 
 
+_PRESENT_ED = frozenset({"need", "feed", "bleed", "breed", "speed", "heed", "proceed", "succeed", "exceed", "shed"})
+
+
 def _third_person(verb: str) -> str:
     low = verb.casefold()
     if low in _IRREGULAR:
         return _IRREGULAR[low]
-    if low in _UNINFLECTED or low.endswith("ed"):
+    if low in _UNINFLECTED or low.endswith("ed") and low not in _PRESENT_ED:
         return verb
     if re.search(r"(s|sh|ch|x|z|o)$", low):
         return verb + "es"
@@ -203,10 +206,11 @@ def first_person(text: str, user: str | None) -> str:
         if not m.group(2):
             return f"{user} {_FIRST[m.group(0).strip().casefold()]}"
         word = m.group(2)
-        said = _FIRST_VERBS.get(word.casefold()) or (word if word.casefold() in _PAST else _third_person(word))
+        low = word.casefold()
+        said = _FIRST_VERBS.get(low) or (word if low in _PAST or low.endswith("n't") else _third_person(word))
         return f"{user} {m.group(1) or ''}{said}"
 
-    text = re.sub(rf"^\s*I(?:'m|'ve|'d|'ll| ((?:{'|'.join(_ADVERBS)}) )?(\w+))", verb, text)
+    text = re.sub(rf"^\s*I(?:'m|'ve|'d|'ll| ((?:{'|'.join(_ADVERBS)}) )?(\w+n't|\w+))", verb, text)
     text = re.sub(r"\b[Mm]y\b", f"{user}'s", text)
     return re.sub(r"\b(?:I|me|myself)\b", user, text)
 
