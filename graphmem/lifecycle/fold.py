@@ -140,23 +140,23 @@ class WindowFolder:
 
         plan: list[tuple[MemoryIn, Decision]] = []
         pool: list[tuple[Fact, np.ndarray]] = []  # this window's accepted candidates
-        carried = self._carry_over(namespace, inputs, [turns for _, turns in admitted], replaces, stored)
+        said = [" ".join(t.content for t in turns if t.role != "assistant") for _, turns in admitted]
+        facts = [fact_of("", inp.text, inp.subject, inp.predicate, inp.object, said=turn) for inp, turn in zip(inputs, said)]
+        # a memory the window is retiring is still one the model may retell ("Bastian works at
+        # Siemens" beside "I left Siemens ... joined Zalando", whose Siemens memory is carried over)
+        retold = [states_a_replaced_value(f, [o for o, _ in near], changed) for f, near, changed in zip(facts, stored, replaces)]
+        carried = self._carry_over(namespace, inputs, facts, retold, [turns for _, turns in admitted], replaces, stored)
         for inp, vec, d in carried:
             plan.append((inp, d))
             pool.append((fact_of(f"new:{len(pool)}", inp.text, inp.subject, inp.predicate, inp.object), vec))
-        said = [" ".join(t.content for t in turns if t.role != "assistant") for _, turns in admitted]
         admitted = [m for m, _ in admitted]
         retiring = {d.target for _, _, d in carried}  # superseded by a successor already
         attributes = Attributes(embedder)  # which one-value attribute a memory states, by meaning
         stale: set[str] = set()  # merged into, but the window says their value changed
-        for inp, vec, changed, adds, near, turn in zip(inputs, vecs, replaces, additive, stored, said):
+        for inp, vec, changed, adds, near, fact, retells in zip(inputs, vecs, replaces, additive, stored, facts, retold):
             stored_near = [(f, c) for f, c in near if f.id not in retiring]
             similar = sorted(stored_near + [(f, float(v @ vec)) for f, v in pool], key=lambda fc: -fc[1])
-            fact = fact_of("", inp.text, inp.subject, inp.predicate, inp.object, said=turn)
-            # a memory the window is retiring is still one the model may retell ("Bastian works at
-            # Siemens" beside "I left Siemens ... joined Zalando", whose Siemens memory is carried over)
-            if (states_a_replaced_value(fact, [o for o, _ in near], changed) and not _only_news(inp, inputs)
-                    or _swapped_out(inp, carried)):
+            if retells and not _only_news(inp, inputs) or _swapped_out(inp, carried):
                 out.report["dropped"].append({"text": inp.text, "why": "states a value its turn says was replaced"})
                 continue
             d = decide(fact, similar, changed, adds, attributes.of)
@@ -256,12 +256,14 @@ class WindowFolder:
         out.summary = " ".join(summaries)[-4000:]
         return out
 
-    def _carry_over(self, namespace: str, inputs: list[MemoryIn], turns: list[list[Message]],
-                    replaces: list[frozenset[str]], stored: list[list[tuple[Fact, float]]]
+    def _carry_over(self, namespace: str, inputs: list[MemoryIn], facts: list[Fact], retold: list[bool],
+                    turns: list[list[Message]], replaces: list[frozenset[str]], stored: list[list[tuple[Fact, float]]]
                     ) -> list[tuple[MemoryIn, np.ndarray, Decision]]:
         """The successors of stored memories a change turn swaps one value in (``carried_over``):
-        the old text with the new value, its other words kept, superseding the old memory."""
-        pairs = [(i, old) for i, near in enumerate(stored) if replaces[i]
+        the old text with the new value, its other words kept, superseding the old memory. A
+        candidate that retells what its turn left (``retold``: "Sofia lives in Ruzafa" from "We gave
+        up the Ruzafa flat") moves nothing."""
+        pairs = [(i, old) for i, near in enumerate(stored) if replaces[i] and not retold[i]
                  for old, cos in near if cos >= SPECIFIC_TOPIC_COS]
         if not pairs:
             return []
@@ -274,9 +276,7 @@ class WindowFolder:
             inp = inputs[i]
             if old.id in done:
                 continue
-            fact = fact_of("", inp.text, inp.subject, inp.predicate, inp.object)
-            if states_a_replaced_value(fact, [o for o, _ in stored[i]], replaces[i]):
-                continue  # the model retold what the turn left ("Sofia lives in Ruzafa"): dropped, it moves nothing
+            fact = facts[i]
             swap = carried_over(fact, old, replaces[i], kept_terms(turns[i]), places[inp.text], places[old.text])
             if swap is not None:
                 done.add(old.id)
@@ -509,8 +509,8 @@ def _without_prompt_date(text: str, msgs: list[Message]) -> str:
     """A memory without the prompt's date line copied as when it began ("Jonah lives in Aurora
     since 2026-04-01", where the turn said only "We bought a house in Aurora"): the fact stands,
     the date no turn says goes."""
-    day = f"{msgs[0].created_at:%Y-%m-%d}"
-    if day not in text or any(day in x.content for x in msgs):
+    day = _unsaid_day(msgs)
+    if day is None or day not in text:
         return text
     return re.sub(rf"\s*,?\s*(?:since|as of|from|starting|on)\s+{day}\s*(?=[.!]?$)|(?:自|从|于){day}(?:起|开始)?",
                   "", text).strip()
@@ -519,9 +519,14 @@ def _without_prompt_date(text: str, msgs: list[Message]) -> str:
 def _prompt_date(m: ExtractedMemory, msgs: list[Message]) -> str | None:
     """Why a memory is dropped when it states the date line of the prompt as a fact ("孙婷和何磊
     的日期是2026-04-01") that no turn says."""
+    day = _unsaid_day(msgs)
+    return "it states the prompt's date line" if day is not None and day in f"{m.text} {m.object or ''}" else None
+
+
+def _unsaid_day(msgs: list[Message]) -> str | None:
+    """The date line of the window's prompt, where no turn says that date itself."""
     day = f"{msgs[0].created_at:%Y-%m-%d}"
-    said = " ".join(x.content for x in msgs)
-    return "it states the prompt's date line" if day in f"{m.text} {m.object or ''}" and day not in said else None
+    return None if any(day in x.content for x in msgs) else day
 
 
 EPISODE_CHARS = 200
