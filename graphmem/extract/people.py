@@ -186,7 +186,7 @@ def addressed(text: str, subject: str | None, user: str | None) -> tuple[str, st
 
 
 _FIRST = {"i'm": "is", "i've": "has", "i'd": "would", "i'll": "will"}
-_FIRST_VERBS = {"am": "is", "was": "was", "have": "has", "do": "does", "go": "goes", "don't": "doesn't"}
+_FIRST_VERBS = {"am": "is", "was": "was", "don't": "doesn't"}  # the rest as ``_third_person`` reads them
 _ADVERBS = ("also", "still", "often", "usually", "always", "never", "now", "just", "really", "recently", "sometimes")
 _PAST = frozenset("sold bought got left went had took made met gave lost began came saw found felt kept ran quit put set "
                   "read won wrote drove rode ate drank sang swam taught thought told spent sent built broke chose fell "

@@ -267,10 +267,11 @@ class Recaller:
             # name's words are the waypoint's, not the answer's (every turn Marek said is found
             # by his name; on Neo4j they outranked his sister's answer: relationship set en 2 / 3
             # hops 0.792 / 0.562 -> 1.000 / 1.000 with the step per relation below)
-            words = ask.rest.text if ask.rest is not None and ask.rest.path and ask.rest.text else ask.query
+            follows = bool(ask.rest is not None and ask.rest.path)
+            words = ask.rest.text if follows and ask.rest.text else ask.query
             searches = {layer: self._pool.submit(self.store.search_layer, namespace, self._ask(
-                layer, statuses[layer], ask.walk, options, options.feedback_pool if ask.feeds else 0, rest,
-                bool(ask.rest is not None and ask.rest.path)), qvec, words) for layer in statuses}
+                layer, statuses[layer], ask.walk, options, options.feedback_pool if ask.feeds else 0, rest, follows),
+                qvec, words) for layer in statuses}
             hits_of = {layer: job.result() for layer, job in searches.items()}
             for hits in hits_of.values() if ask.rest is not None else ():  # cosines to the rest, read with the search
                 ask.rest.sims.update(hits.rest | (hits.sims if ask.rest.vector is qvec else {}))  # qvec: no name taken out
