@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 DATA = Path(__file__).resolve().parent / "data" / "relations" / "households.json"
@@ -16,6 +17,10 @@ RECORDINGS = DATA.with_name("recordings.json")  # the model's replies to the set
 HELDOUT = DATA.with_name("heldout.json")
 HELDOUT_RECORDINGS = DATA.with_name("heldout_recordings.json")
 ATTRIBUTES = ("sport", "drink", "pet", "city")
+# The day the set's conversations are said on: a window's prompt carries its date, so turns
+# stamped with the day of the run would ask for other recorded replies every day. The day the
+# replies were recorded on, so the recordings still match.
+SAID_ON = datetime(2026, 12, 7, 9, tzinfo=timezone.utc)
 
 # the words of the set (households.json) and of the held-out households (heldout.json, "wording":
 # "heldout"): facts, relations and questions said otherwise, relations stated in passing
@@ -124,8 +129,10 @@ def load(path: Path = DATA) -> list[Household]:
 def ingest(mem, household: Household) -> str:
     """The household's conversation in its own namespace (returned)."""
     ns = f"rel-{household.id}"
+    said = iter(range(10_000))
     for session, turns in household.sessions.items():
-        mem.add_messages(session, turns, namespace=ns)
+        mem.add_messages(session, [{**t, "created_at": SAID_ON + timedelta(seconds=next(said))} for t in turns],
+                         namespace=ns)
     return ns
 
 
