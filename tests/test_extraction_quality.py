@@ -167,6 +167,12 @@ def test_a_memory_said_to_the_user_is_about_the_user():
     assert addressed("你在杭州工作", "你", "陆远") == ("陆远在杭州工作", "陆远")
     assert addressed("Li Na thanks you", "Li Na", "Li Na") == ("Li Na thanks you", "Li Na")  # not said to her
     assert addressed("Your boss is Zhou Min", "you", None) == ("Your boss is Zhou Min", "you")  # no one to name
+    # a word between "you" and the verb, a verb in the past, a word that is no verb: as "I" reads them
+    assert addressed("You sometimes walk to work", "you", "Ana")[0] == "Ana sometimes walks to work"  # was "sometimeses walk"
+    assert addressed("You often drink tea", "you", "Ana")[0] == "Ana often drinks tea"
+    assert addressed("You sold the bike and you don't drive", "you", "Ana")[0] == "Ana sold the bike and Ana doesn't drive"
+    assert addressed("You and Tom went hiking", "you", "Ana")[0] == "Ana and Tom went hiking"
+    assert addressed("You were in Rome", "you", "Ana")[0] == "Ana was in Rome"
 
 
 def test_a_memory_in_the_speakers_own_words_names_the_speaker():
@@ -182,6 +188,8 @@ def test_a_memory_in_the_speakers_own_words_names_the_speaker():
     assert first_person("I don't drink coffee", "Ana") == "Ana doesn't drink coffee"
     assert first_person("I didn't go and I can't swim", "Ana") == "Ana didn't go and Ana can't swim"
     assert first_person("I need a new job", "Ana") == "Ana needs a new job" and first_person("I moved", "Ana") == "Ana moved"
+    assert first_person("I sometimes walk to work", "Ana") == "Ana sometimes walks to work"
+    assert first_person("I and Tom went hiking", "Ana") == "Ana and Tom went hiking"
     assert first_person("我每周五晚上学画画", "邓琳") == "邓琳每周五晚上学画画"
     assert first_person("我们周末去爬山", "邓琳") == "我们周末去爬山"  # "we" is not the speaker alone
     assert first_person("Indigo is my favourite colour", "Ana") == "Indigo is my favourite colour"  # opens otherwise

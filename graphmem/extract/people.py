@@ -139,8 +139,14 @@ def unnamed_relation(text: str, names: Sequence[str]) -> tuple[str, str] | None:
 # second person ---------------------------------------------------------------------------
 _YOU = frozenset({"you", "your", "yourself", "你", "您", "你自己"})
 _IRREGULAR = {"are": "is", "were": "was", "have": "has", "do": "does", "go": "goes", "'re": " is", "'ve": " has"}
-_UNINFLECTED = frozenset({"can", "could", "will", "would", "shall", "should", "may", "might", "must", "also", "still",
-                          "never", "always", "often", "usually", "just", "only", "already", "really", "now", "recently"})
+_UNINFLECTED = frozenset({"can", "could", "will", "would", "shall", "should", "may", "might", "must"})
+# words between the person and the verb ("You sometimes walk" -> "Ana sometimes walks")
+_ADVERBS = ("also", "still", "often", "usually", "always", "never", "now", "just", "really", "recently", "sometimes",
+            "only", "already", "rarely", "mostly", "generally")
+# words after "you" / "I" that are no verb ("You and Tom went hiking")
+_NOT_VERBS = frozenset({"and", "or", "too", "as", "both", "all", "alone", "to", "in", "at", "on", "with", "for", "from",
+                        "of", "by", "about", "two"})
+_AS_SAID = rf"(?:((?:{'|'.join(_ADVERBS)}) )?(\w+n't|\w+))"
 
 
 _PRESENT_ED = frozenset({"need", "feed", "bleed", "breed", "speed", "heed", "proceed", "succeed", "exceed", "shed"})
@@ -179,18 +185,26 @@ def addressed(text: str, subject: str | None, user: str | None) -> tuple[str, st
             subject = f"{user}的{subject.strip()[2:]}"
     if _HAN.search(text):
         return re.sub(r"(你|您)(?!们)", user, text), subject
-    text = re.sub(r"\b[Yy]ou(?:'re|'ve| (\w+))", lambda m: f"{user}" + (
-        f" {_third_person(m.group(1))}" if m.group(1) else _IRREGULAR[m.group(0)[3:]]), text)
+    text = re.sub(rf"\b[Yy]ou(?:'re|'ve| {_AS_SAID})", lambda m: (
+        f"{user} {m.group(1) or ''}{_said(m.group(2))}" if m.group(2) else user + _IRREGULAR[m.group(0)[3:]]), text)
     text = re.sub(r"\b[Yy]our\b", f"{user}'s", text)
     return re.sub(r"\b[Yy]ou\b", user, text), subject
 
 
 _FIRST = {"i'm": "is", "i've": "has", "i'd": "would", "i'll": "will"}
 _FIRST_VERBS = {"am": "is", "was": "was", "don't": "doesn't"}  # the rest as ``_third_person`` reads them
-_ADVERBS = ("also", "still", "often", "usually", "always", "never", "now", "just", "really", "recently", "sometimes")
 _PAST = frozenset("sold bought got left went had took made met gave lost began came saw found felt kept ran quit put set "
                   "read won wrote drove rode ate drank sang swam taught thought told spent sent built broke chose fell "
                   "forgot grew knew paid said slept spoke stood woke wore flew".split())
+
+
+def _said(word: str) -> str:
+    """A verb said in the first or second person, in the third ("walk" -> "walks", "sold",
+    "don't" -> "doesn't"); a word that is no verb stays as it is."""
+    low = word.casefold()
+    if low in _NOT_VERBS or low in _PAST:
+        return word
+    return _FIRST_VERBS.get(low) or (word if low.endswith("n't") else _third_person(word))
 
 
 def first_person(text: str, user: str | None) -> str:
@@ -205,12 +219,9 @@ def first_person(text: str, user: str | None) -> str:
     def verb(m: re.Match[str]) -> str:
         if not m.group(2):
             return f"{user} {_FIRST[m.group(0).strip().casefold()]}"
-        word = m.group(2)
-        low = word.casefold()
-        said = _FIRST_VERBS.get(low) or (word if low in _PAST or low.endswith("n't") else _third_person(word))
-        return f"{user} {m.group(1) or ''}{said}"
+        return f"{user} {m.group(1) or ''}{_said(m.group(2))}"
 
-    text = re.sub(rf"^\s*I(?:'m|'ve|'d|'ll| ((?:{'|'.join(_ADVERBS)}) )?(\w+n't|\w+))", verb, text)
+    text = re.sub(rf"^\s*I(?:'m|'ve|'d|'ll| {_AS_SAID})", verb, text)
     text = re.sub(r"\b[Mm]y\b", f"{user}'s", text)
     return re.sub(r"\b(?:I|me|myself)\b", user, text)
 
