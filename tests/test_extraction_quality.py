@@ -190,6 +190,10 @@ def test_a_memory_in_the_speakers_own_words_names_the_speaker():
     assert first_person("I need a new job", "Ana") == "Ana needs a new job" and first_person("I moved", "Ana") == "Ana moved"
     assert first_person("I sometimes walk to work", "Ana") == "Ana sometimes walks to work"
     assert first_person("I and Tom went hiking", "Ana") == "Ana and Tom went hiking"
+    # the name, then the speaker's own words (the relationship set's "Henrik Berg my favourite sport is rowing")
+    assert first_person("Henrik Berg my favourite sport is rowing", "Henrik Berg") == "Henrik Berg's favourite sport is rowing"
+    assert first_person("Henrik Berg, I work in Malmo", "Henrik Berg") == "Henrik Berg works in Malmo"
+    assert first_person("Henrik Berg likes my dog", "Henrik Berg") == "Henrik Berg likes my dog"  # "my" of another sentence
     assert first_person("我每周五晚上学画画", "邓琳") == "邓琳每周五晚上学画画"
     assert first_person("我们周末去爬山", "邓琳") == "我们周末去爬山"  # "we" is not the speaker alone
     assert first_person("Indigo is my favourite colour", "Ana") == "Indigo is my favourite colour"  # opens otherwise

@@ -211,7 +211,12 @@ def first_person(text: str, user: str | None) -> str:
     """A memory the model wrote in the speaker's own words ("I drink mint tea in the afternoon",
     "My wife Chloe and I have a tortoise", "我每周五学画画") written about them: a memory is read
     away from its turn, where "I" is nobody. Only a memory that opens in the first person."""
-    if not user or not re.match(r"\s*(?:I\b|I'|my\b)|\s*我(?!们)", text, re.IGNORECASE):
+    if not user:
+        return text
+    named = re.match(rf"\s*{re.escape(user)}\s*[,:]?\s+(?=(?:I\b|I'|my\b))", text, re.IGNORECASE)
+    if named:  # "Henrik Berg my favourite sport is rowing": the name, then the speaker's words
+        text = text[named.end():]
+    if not re.match(r"\s*(?:I\b|I'|my\b)|\s*我(?!们)", text, re.IGNORECASE):
         return text
     if _HAN.search(text) and not re.match(r"\s*[A-Za-z]", text):
         return re.sub(r"我(?!们)", user, text)
