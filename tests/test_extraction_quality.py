@@ -687,7 +687,7 @@ FLOORS = {  # what the recorded run reached (docs/benchmarks.md: "Extraction qua
     "en held out 8": {"sup_precision": 1.0, "sup_recall": 0.71},  # 0.57 / 0.50 as first asked
     "zh held out 8": {"sup_precision": 0.5, "sup_recall": 0.2},  # 0.33 / 0.20 as first asked
     "en held out 9": {"sup_precision": 1.0, "sup_recall": 0.5},  # 1.00 / 0.38 as first asked (stop 74)
-    "zh held out 9": {"sup_precision": 0.83, "sup_recall": 0.5, "kept_lost": 1},  # as first asked, unchanged
+    "zh held out 9": {"sup_precision": 0.83, "sup_recall": 0.62, "kept_lost": 1},  # 0.83 / 0.50 as first asked; "停止" read as a change (stop 75)
     "en held out 10": {"sup_precision": 1.0, "sup_recall": 0.62, "kept_lost": 1},  # 1.00 / 0.50 as first asked
     "en held out 11": {"sup_precision": 0.71, "sup_recall": 0.62, "kept_lost": 1},  # as first asked (stop 74)
     "zh held out 11": {"sup_precision": 1.0, "sup_recall": 0.37},  # as first asked

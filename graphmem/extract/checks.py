@@ -106,7 +106,7 @@ _LEFT_EN = (r"left|leav(e|es|ing)|quit|sold|mov(ed|ing) (out|away)|gave up|stop(
             r"no longer|used to|formerly|split up|separated|end(s|ed|ing)? (things|it)|put an end to|behind (me|us)|"
             r"closed( down)?(?! (on|at|for|to|the|my|our|a|an)\b)|shut down|went out of business")  # "the Lidl near me closed"
 # 已经不 with an adverb between ("烟我已经彻底不抽了", "已经完全不喝了")
-_LEFT_ZH = r"离开|搬出|卖了|卖掉|不再|已经\S{0,2}不|戒了|辞职|离职|不去|以前|不在一起|分开了|转让|让给|倒闭|关门了"
+_LEFT_ZH = r"离开|搬出|卖了|卖掉|不再|停止|已经\S{0,2}不|戒了|辞职|离职|不去|以前|不在一起|分开了|转让|让给|倒闭|关门了"
 _LEFT = re.compile(rf"\b({_LEFT_EN})\b|{_LEFT_ZH}", re.IGNORECASE)
 _CHANGE_CUES = re.compile(
     rf"\b({_LEFT_EN}|switch(ed|ing)?|swap(s|ped|ping)?|chang(e|ed|ing)|mov(e|es|ed|ing) (to|from)|relocat\w*|"
