@@ -699,15 +699,3 @@ def test_what_a_change_turn_left_moves_nothing_and_what_it_ends_is_said(tmp_path
                           m("Felix and I have separated", "Kwame", "separated_from", "Felix"),
                           m("Felix moved out in May", "Felix", "moved_out", "May"))
     assert retired == {"Kwame's husband is Felix"} and "Felix and I have separated" in active
-
-
-def test_known_memories_are_chosen_whatever_order_the_store_found_them_in():
-    from graphmem.lifecycle.fold import known_in_prompt
-
-    records = [MemoryRecord(id=f"m{i}", namespace="k", text=f"Ana memory {i} about {'tea' if i < 7 else 'coffee'}",
-                            subject="Ana", predicate="p", object=str(i)) for i in range(12)]
-    cos = {r.id: (0.5 if i < 7 else 0.1) for i, r in enumerate(records)}  # seven tied by meaning
-    first = known_in_prompt(records, cos, "coffee")
-    assert [r.id for r in known_in_prompt(records[::-1], cos, "coffee")] == [r.id for r in first]
-    assert [r.id for r in first] == ["m0", "m1", "m2", "m3", "m4", "m10", "m11", "m7"]  # by meaning, then by words
-    assert known_in_prompt(records, {r.id: 0.0 for r in records}, "") == []

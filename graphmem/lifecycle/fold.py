@@ -21,7 +21,7 @@ from ..extract.people import (
 from ..extract.schema import ExtractedMemory, Extraction, normalise_predicate, reads_like_a_workflow
 from ..models import (SOURCE_CONFIDENCE, Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, RelationIn, Session,
                       Source, Status, utcnow)
-from ..text import keywords, normalise_name, query_terms
+from ..text import keywords, normalise_name
 from ..text.crosslingual import Across
 from ..text.entities import is_noise_name
 from ..text.tokens import spaced
@@ -68,14 +68,14 @@ class WindowFolder:
         text = " ".join(m.content for m in msgs)
         embedder = self.parts.embedder
         vec = getattr(embedder, "embed_whole", embedder.embed)([text])[0]
+        hits = [i for i, c in store.vector_search(namespace, "memory", vec, KNOWN_IN_PROMPT, [Status.active])
+                if c >= KNOWN_MIN_COS]
         user_text = " ".join(m.content for m in msgs if m.role != "assistant")
-        ids = [i for i, _ in store.vector_search(namespace, "memory", vec, KNOWN_IN_PROMPT * 2, [Status.active])]
         if user_text.strip():
-            ids += [i for i, _ in store.keyword_search(namespace, "memory", user_text, KNOWN_BY_WORDS * 3, [Status.active])]
-        ids = list(dict.fromkeys(ids))
-        records = [r for r in store.get(namespace, ids) if isinstance(r, MemoryRecord)]
-        return known_in_prompt(records, store.vector_scores(namespace, "memory", [r.id for r in records], vec),
-                               user_text)
+            hits += [i for i, _ in store.keyword_search(namespace, "memory", user_text, KNOWN_BY_WORDS, [Status.active])]
+        ids = list(dict.fromkeys(hits))[:KNOWN_IN_PROMPT + KNOWN_BY_WORDS]
+        found = {r.id: r for r in store.get(namespace, ids)}
+        return [found[i] for i in ids if isinstance(found.get(i), MemoryRecord)]
 
     def memories_of(self, namespace: str, speaker: str, text: str, most: int) -> list[MemoryRecord]:
         """The active memories about ``speaker`` closest to ``text`` by meaning, at most ``most``."""
@@ -368,22 +368,6 @@ class WindowFolder:
         hits = store.vector_search(namespace, "memory", vec, SIMILAR_FOR_RULES, [Status.active])
         recs = {r.id: r for r in store.get(namespace, [i for i, _ in hits])}
         return [(fact_of(r.id, r.text, r.subject, r.predicate, r.object), cos) for i, cos in hits if (r := recs.get(i))]
-
-
-def known_in_prompt(records: list[MemoryRecord], cosines: dict[str, float], user_text: str) -> list[MemoryRecord]:
-    """The known memories a window's prompt shows, chosen and ordered the same on every backend:
-    the closest by meaning (exact cosine to four places, KNOWN_MIN_COS or more), then those
-    sharing most of the user's words. The stores only find the candidates: their keyword
-    scoring differs (FTS5 against Lucene) and Lucene orders ties differently from run to run,
-    which gave Neo4j other prompts, and so other replies, than the embedded store."""
-    cos = {r.id: round(cosines.get(r.id, 0.0), 4) for r in records}
-    closest = sorted((r for r in records if cos[r.id] >= KNOWN_MIN_COS), key=lambda r: (-cos[r.id], r.text, r.id))
-    words = set(query_terms(user_text))
-    shared = {r.id: len(words & set(query_terms(r.text))) for r in records}
-    by_words = sorted((r for r in records if shared[r.id]), key=lambda r: (-shared[r.id], -cos[r.id], r.text, r.id))
-    shown = closest[:KNOWN_IN_PROMPT]
-    seen = {r.id for r in shown}
-    return shown + [r for r in by_words[:KNOWN_BY_WORDS] if r.id not in seen]
 
 
 def _carried(rec: MemoryRecord, inp: MemoryIn, **changed: Any) -> MemoryIn:
