@@ -7,6 +7,7 @@ are its path. Used by ``tests/test_relations.py`` and ``benchmarks/relations.py`
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -129,7 +130,7 @@ def load(path: Path = DATA) -> list[Household]:
 def ingest(mem, household: Household) -> str:
     """The household's conversation in its own namespace (returned)."""
     ns = f"rel-{household.id}"
-    said = iter(range(10_000))
+    said = itertools.count()
     for session, turns in household.sessions.items():
         mem.add_messages(session, [{**t, "created_at": SAID_ON + timedelta(seconds=next(said))} for t in turns],
                          namespace=ns)
