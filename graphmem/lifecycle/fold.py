@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..extract.checks import (adds_a_value, grounded, kept_terms, left_terms, replaced_terms, resolve_subject,
+from ..extract.checks import (adds_a_value, grounded, kept_terms, left_said, left_terms, replaced_terms, resolve_subject,
                               says_it_left, says_nothing, speaker_of, unconfirmed_assistant_words, without_self_naming)
 from ..extract.extractors import copies_an_example
 from ..extract.judge import Verdict, ends
@@ -281,7 +281,7 @@ class WindowFolder:
             if swap is not None:
                 done.add(old.id)
                 out.append(self._successor(namespace, old.id, swap, inp))
-            elif (rest := without_clause(fact, old, replaces[i])) is not None:
+            elif (rest := without_clause(fact, old, replaces[i], left_said(turns[i]))) is not None:
                 done.add(old.id)
                 out.append(self._rest_of(namespace, old.id, *rest, inp))
         vecs = self.parts.embedder.embed([inp.text for inp, _ in out]) if out else []

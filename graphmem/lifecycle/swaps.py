@@ -58,16 +58,23 @@ _CLAUSE = re.compile(r"(\s*[,;，；]\s*(?:and\s+)?|\s+and\s+(?=(?:is|are|was|ha
                      r"speaks|smokes|buys|shops|rides|walks|cycles|commutes|dates|attends|volunteers)\b))", re.IGNORECASE)
 
 
-def without_clause(candidate: Fact, old: Fact, replaces: frozenset[str]) -> tuple[str, bool] | None:
-    """A stored memory that says several things, one of which the candidate says is over, as
+def without_clause(candidate: Fact, old: Fact, replaces: frozenset[str],
+                   left: frozenset[str] = frozenset()) -> tuple[str, bool] | None:
+    """A stored memory that says several things, one of which the change turn says is over, as
     the rest of it, and whether its object is still in that rest: "赵海洋抽烟十几年了，最爱喝冰可乐"
-    once the turn says "烟我已经彻底不抽了" is "赵海洋最爱喝冰可乐" (the other clauses still hold).
+    once the turn says "烟我已经彻底不抽了" is "赵海洋最爱喝冰可乐" (the other clauses still hold),
+    whether the candidate says the value was left or states a new one ("改打羽毛球"); a new
+    one only ends a clause naming what the turn says was left (``left``: ``left_said``), never
+    one naming a word of a change the turn only reports ("our team switched languages").
     None unless the memory's subject leads it and exactly one of its clauses names what the
     change turn says was left (``replaces`` less the change words and the subject)."""
     parts = _clauses(old.subject, old.text)
-    if (not replaces or parts is None or not says_it_left(candidate.text)
-            or not same_subject(candidate.subject, old.subject)):
+    if not replaces or parts is None or not same_subject(candidate.subject, old.subject):
         return None
+    if not says_it_left(candidate.text):
+        if not _new_value(candidate, old):
+            return None  # "still allergic to shellfish" restates a clause of it
+        replaces = replaces & left
     left = {t for t in replaces - change_words(candidate.text) - set(keywords(old.subject or "")) if not HAN_RUN.fullmatch(t)
             or len(t) <= 4}  # a key word, not a whole run of the turn's Chinese
 
@@ -76,6 +83,12 @@ def without_clause(candidate: Fact, old: Fact, replaces: frozenset[str]) -> tupl
         return any(t in words or (HAN_RUN.fullmatch(t) and t in clause) for t in left)
     hit = [k for k, i in enumerate(i for i in range(0, len(parts), 2) if parts[i].strip()) if names(parts[i])]
     return rest_without(old, hit[0]) if len(hit) == 1 else None
+
+
+def _new_value(candidate: Fact, old: Fact) -> bool:
+    """The candidate states a value the stored memory does not name ("改打羽毛球" against "每周二踢足球")."""
+    value = (candidate.object or "").strip()
+    return bool(value) and not is_vague(value) and value.casefold() not in old.text.casefold()
 
 
 def _clauses(subject: str | None, text: str) -> list[str] | None:
@@ -161,11 +174,14 @@ def _place_swap(candidate: Fact, old: Fact, candidate_places: Sequence[str],
                 old_places: Sequence[str]) -> tuple[str, str] | None:
     """The one place of a memory about where one lives or works, when the candidate moves
     somewhere: not the employer itself (a works_at memory's object), which the tagger may
-    mistake for a place."""
+    mistake for a place. A home carries a workplace's place along only where the candidate
+    says it moved ("relocated to Hamburg, same company"), and a workplace a home's."""
     site = _predicate(old.predicate or "")
     if _predicate(candidate.predicate or "") not in _SITES and not _MOVE.search(candidate.text):
         return None
     moved = _MOVE.search(candidate.text) is not None
+    if site in _SITES and _predicate(candidate.predicate or "") in _SITES - {site} and not moved:
+        return None  # a new home is no new workplace ("left Eaton for a house in Thorpe"), nor the reverse
     if site not in _SITES:  # a memory about something else that names, in passing, the place the move left
         passing = [p for p in left_phrases(candidate.text) if p.casefold() in old.text.casefold()]
         to = _moved_to(candidate)
