@@ -436,6 +436,13 @@ def test_a_change_swaps_one_value_inside_a_memory_that_says_more():
     django = fact_of("d", "Daniel writes all our backend services in Django", "Daniel", "develops", "Django")
     assert swap("Daniel relocated to Hamburg", "Daniel", "lives_in", "Hamburg", django,
                 "I relocated to Hamburg last month.", ["Hamburg"], ["Django"]) is None  # not a memory of a place
+    # a move within the city from one district to another: the workplace's city stays (held out 13)
+    lagos = fact_of("l", "Nkechi is a sound engineer at a radio station in Lagos", "Nkechi", "works_at", "radio station")
+    assert swap("Nkechi and Ada moved from Yaba to Surulere", "Nkechi", "moved_to", "Surulere", lagos,
+                "Ada and I moved from Yaba to Surulere in January.", ["Yaba", "Surulere"], ["Lagos"]) is None
+    vienna = fact_of("v", "Lena is a nurse at a clinic in Vienna", "Lena", "works_at", "clinic")
+    assert swap("Lena moved from Vienna to Salzburg", "Lena", "moved_to", "Salzburg", vienna,
+                "We moved from Vienna to Salzburg.", ["Vienna", "Salzburg"], ["Vienna"]) == ("Vienna", "Salzburg")
     # a new home that is no move of the job: the workplace's city stays (held out 12 had moved it)
     norwich = fact_of("n", "Rafael Costa is a pharmacist at a chain store in Norwich", "Rafael", "works_at", "chain store")
     assert swap("Rafael lives in Thorpe", "Rafael", "lives_in", "Thorpe", norwich,
@@ -539,6 +546,20 @@ def test_an_event_or_a_many_valued_attribute_replaces_nothing_by_its_predicate_a
                   ).action == "supersede"
 
 
+def test_what_one_left_named_by_part_of_its_value_ends_it():
+    # "the Picanto" one sold is the "red Kia Picanto" one drove (held out 13 had kept it)
+    kia = fact_of("k", "Nkechi drives a red Kia Picanto", "Nkechi", "drives", "red Kia Picanto")
+    sold = turns(("Nkechi", "I sold the Picanto last month, the BRT bus is easier in this traffic."))
+    picanto = fact_of("", "Nkechi sold the Picanto last month", "Nkechi", "sold", "Picanto")
+    assert decide(picanto, [(kia, 0.6)], replaced_terms(sold)).action == "supersede"
+    radio = fact_of("r", "Nkechi is a sound engineer at a radio station in Lagos", "Nkechi", "works_at", "radio station in Lagos")
+    quits = fact_of("", "Nkechi quits the radio station", "Nkechi", "quit", "radio station")
+    assert decide(quits, [(radio, 0.6)], replaced_terms(turns(("Nkechi", "I quit the radio station.")))).action == "supersede"
+    # a word the stored value does not hold is no part of it
+    bike = fact_of("", "Nkechi sold her bike", "Nkechi", "sold", "bike")
+    assert decide(bike, [(kia, 0.6)], replaced_terms(turns(("Nkechi", "I sold my bike.")))).action == "add"
+
+
 def test_a_denied_change_cue_is_no_change():
     # seen on LoCoMo: "Don't quit" and "I won't quit, no matter what" retired memories of the window
     for denied in ("Don't quit, remember, failures lead you closer to success.", "Thanks! I won't quit, no matter what.",
@@ -546,7 +567,8 @@ def test_a_denied_change_cue_is_no_change():
         assert not change_words(denied) and not replaced_terms(turns(("Jon", denied))), denied
     for said in ("I quit my job at the bank.", "I switched to tea.", "I don't drink coffee any more.", "我离职了。",
                  "我不再喝咖啡了。", "早上不喝红枣茶了。", "我从酒店出来了，自己开了个小饭馆。", "我们上个月结束了这段感情。",
-                 "健身卡取消了。", "I cancelled my gym membership.", "She gives up the flat in May."):
+                 "健身卡取消了。", "I cancelled my gym membership.", "She gives up the flat in May.",
+                 "Gaston died in the spring.", "豆豆上个月老死了。"):
         assert replaced_terms(turns(("Jon", said))), said
     for same in ("这样已经不错了。", "我不喜欢喝茶。"):  # 已经不错 (quite good), 不 of a taste
         assert not change_words(same), same
@@ -703,7 +725,7 @@ FLOORS = {  # what the recorded run reached (docs/benchmarks.md: "Extraction qua
     "zh held out 3": {"sup_precision": 1.0, "sup_recall": 0.81},  # 0.25, precision 0.80, as first asked
     "en held out 4": {"sup_precision": 1.0, "sup_recall": 0.62},  # 0.80 / 0.38 as first asked
     "zh held out 4": {"sup_precision": 1.0, "sup_recall": 0.75},  # 0.83 / 0.50 as first asked
-    "en held out 5": {"sup_precision": 0.66, "sup_recall": 0.2},  # 0.50 / 0.20 as first asked
+    "en held out 5": {"sup_precision": 0.66, "sup_recall": 0.4},  # 0.50 / 0.20 as first asked
     "zh held out 5": {"sup_precision": 1.0, "sup_recall": 0.66},  # 0.67 / 0.33 as first asked
     "en held out 6": {"sup_precision": 1.0, "sup_recall": 0.42, "kept_lost": 1},  # as first asked (stop 71)
     "zh held out 6": {"sup_precision": 1.0, "sup_recall": 0.71},  # as first asked
@@ -713,14 +735,14 @@ FLOORS = {  # what the recorded run reached (docs/benchmarks.md: "Extraction qua
     "zh held out 8": {"sup_precision": 0.5, "sup_recall": 0.2},  # 0.33 / 0.20 as first asked
     "en held out 9": {"sup_precision": 1.0, "sup_recall": 0.5},  # 1.00 / 0.38 as first asked (stop 74)
     "zh held out 9": {"sup_precision": 0.83, "sup_recall": 0.62, "kept_lost": 1},  # 0.83 / 0.50 as first asked; "停止" read as a change (stop 75)
-    "en held out 10": {"sup_precision": 1.0, "sup_recall": 0.62, "kept_lost": 1},  # 1.00 / 0.50 as first asked
+    "en held out 10": {"sup_precision": 1.0, "sup_recall": 0.75, "kept_lost": 1},  # 1.00 / 0.50 as first asked
     "en held out 11": {"sup_precision": 0.71, "sup_recall": 0.62, "kept_lost": 1},  # as first asked (stop 74)
     "zh held out 11": {"sup_precision": 1.0, "sup_recall": 0.5},  # 1.00 / 0.38 as first asked; "不送了" (stop 76)
     "en held out 12": {"sup_precision": 1.0, "sup_recall": 0.75, "kept_lost": 1},  # 0.86 / 0.62 as first asked (stop 75)
     "zh held out 12": {"sup_precision": 1.0, "sup_recall": 0.5},  # 1.00 / 0.25 as first asked (stop 75)
     "zh held out 10": {"sup_precision": 1.0, "sup_recall": 0.75},  # as first asked
-    "en held out 13": {"sup_precision": 0.8, "sup_recall": 0.16},  # as first asked (stop 76)
-    "zh held out 13": {"sup_precision": 1.0, "sup_recall": 0.5},  # as first asked
+    "en held out 13": {"sup_precision": 1.0, "sup_recall": 0.5},  # 0.80 / 0.17 as first asked (stop 76)
+    "zh held out 13": {"sup_precision": 1.0, "sup_recall": 0.66},  # 1.00 / 0.50 as first asked
 }
 
 

@@ -136,7 +136,7 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: fro
             continue
         if replaces and cos >= SPECIFIC_TOPIC_COS and _named_as_replaced(candidate, old, replaces):
             return Decision("supersede", old.id, f"the window replaces {old.object}: {old.object} -> {candidate.object}")
-        if (old.object and _same(candidate.object, old.object) and says_it_left(candidate.text)
+        if (old.object and _names_value(candidate.object, old.object) and says_it_left(candidate.text)
                 and not says_it_left(old.text)):  # "Hugo and Elin ended things" against "Hugo is dating Elin"
             return Decision("supersede", old.id, f"the window says {old.object} is over")
         if (attribute is not None and not adds and candidate.object and old.object and _one_clause(old.text)
@@ -206,6 +206,13 @@ def _still_has(candidate: Fact, old: Fact) -> bool:
     (``replaces``)."""
     held = frozenset(keywords(old.object or ""))
     return bool(held) and held <= candidate.keywords and not held <= origins(candidate.text)  # "从华为跳到了OPPO"
+
+
+def _names_value(value: str | None, stored: str) -> bool:
+    """``value`` is the stored value, whole or by a part of its words: "the Picanto" one sold is
+    "a red Kia Picanto", "the radio station" one quit is "radio station in Lagos"."""
+    words = set(keywords(value or ""))
+    return _same(value, stored) or bool(words) and words <= set(keywords(stored))
 
 
 def _named_as_replaced(candidate: Fact, old: Fact, replaces: frozenset[str]) -> bool:

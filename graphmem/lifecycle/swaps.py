@@ -194,7 +194,8 @@ def _place_swap(candidate: Fact, old: Fact, candidate_places: Sequence[str],
         new = set(to) if len(to) == 1 else set()
     was = {p for p in old_places if p.casefold() in old.text.casefold() and p not in new
            and not (site == "works_at" and _name(old.object or "").startswith(_name(p)))
-           and _name(p) not in _name(old.subject or "")}  # 海洋 of 赵海洋 is a name's part, not a place
+           and _name(p) not in _name(old.subject or "")  # 海洋 of 赵海洋 is a name's part, not a place
+           and (not left or set(keywords(p)) <= left)}  # "from Yaba to Surulere" leaves Lagos where it was
     return (was.pop(), new.pop()) if len(new) == 1 and len(was) == 1 else None
 
 
