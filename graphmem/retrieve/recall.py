@@ -19,6 +19,7 @@ from ..settings import RecallFilter, RecallOptions
 from ..store import Store
 from ..store.layers import LayerAsk, LayerHits, rescored
 from ..text import keywords, name_grams, normalise_name, possessed, time_span
+from .conversation import Candidate, conversation_context, found_by_steps
 from .recall_parts import InTurn, Ranked, capped, is_question, path_steps, rest_parts, within
 from .scoring import factors, held_at, keyword_signal, merge_layers, relevance, standing
 from .walk import Walk, person_relations
@@ -29,22 +30,9 @@ _BRIDGE_FROM = 10  # the best hits of the first pass a multi-hop step may go thr
 _GRAPH_ENTITY_LIMIT = 100  # entities a query may expand to
 _GRAPH_PAIR_LIMIT = 1000  # (node, entity) pairs read per layer before ranking
 _GRAPH_RESCORE = 3  # graph candidates' cosines computed: this many times graph_candidates, the nearest in the graph
-_STEP_MARK_COS = 0.5  # a step found by meaning is marked as the procedure's match from this cosine
 _FEEDBACK_MIN_RELEVANCE = 0.5  # the best hit's relevance from which feedback moves the query towards it
 _REST_COS = 0.15  # a graph hit's cosine to the rest of the question from which it matches more than a name
 _SIZE_TTL_S = 300.0  # a namespace's node count (for entity specificity) is read again after this
-
-
-@dataclass
-class _Candidate:
-    semantic: float | None = None
-    keyword_raw: float = 0.0
-    graph: float = 0.0
-    via: list[str] = field(default_factory=list)
-    entity: str | None = None  # the entity a graph hit mentions
-    said: str | None = None  # the query's person who said this turn
-    step: int | None = None  # a procedure found by one of its steps: that step's order
-    name_only: bool = False  # a graph hit that matches nothing of the question but its names
 
 
 @dataclass(frozen=True)
@@ -255,7 +243,7 @@ class Recaller:
         return _Rest(terms, vector, person_relations(possessed(query, names), self.embedder), own)
 
     def _rank(self, ask: "_Pass", qvec: np.ndarray, timings: dict[str, float], before: "_Found | None" = None
-              ) -> tuple[list[Ranked], dict[str, dict[str, "_Candidate"]], "_Found"]:
+              ) -> tuple[list[Ranked], dict[str, dict[str, "Candidate"]], "_Found"]:
         """One search and scoring of every layer for the query vector ``qvec``: the k best
         items, each layer's candidates, and each layer's hits with the records read. ``before``:
         an earlier pass's, whose keyword and graph hits and records stand (``_again``)."""
@@ -277,20 +265,20 @@ class Recaller:
                 ask.rest.sims.update(hits.rest | (hits.sims if ask.rest.vector is qvec else {}))  # qvec: no name taken out
         else:
             hits_of = self._again(ask, qvec, before)
-        per_layer: dict[str, dict[str, _Candidate]] = {}
+        per_layer: dict[str, dict[str, Candidate]] = {}
         for layer, hits in hits_of.items():
-            cands: dict[str, _Candidate] = {}
+            cands: dict[str, Candidate] = {}
             by_query = {i for i, _ in (before[layer][0] if before else hits).vector}
             for node_id, sim in hits.vector:
-                c = cands.setdefault(node_id, _Candidate())
+                c = cands.setdefault(node_id, Candidate())
                 c.semantic = max(0.0, sim)
                 c.via.append("vector" if node_id in by_query else "feedback")
             for node_id, bm25 in hits.keyword:
-                c = cands.setdefault(node_id, _Candidate())
+                c = cands.setdefault(node_id, Candidate())
                 c.keyword_raw = bm25
                 c.via.append("keyword")
             for node_id, (g, sim, entity_id) in hits.graph.items():
-                c = cands.setdefault(node_id, _Candidate())
+                c = cands.setdefault(node_id, Candidate())
                 c.graph, c.entity = g, entity_id
                 c.semantic = max(0.0, sim)
                 c.via.append("graph")
@@ -298,7 +286,7 @@ class Recaller:
                 step_jobs = [self._pool.submit(search, namespace, "step", *args, statuses[layer])
                              for search, args in ((self.store.vector_search, (qvec, options.vector_candidates)),
                                                   (self.store.keyword_search, (ask.query, options.keyword_candidates)))]
-                self._found_by_steps(namespace, cands, *(job.result() for job in step_jobs))
+                found_by_steps(self.store, namespace, cands, *(job.result() for job in step_jobs))
             if len(cands) > options.max_candidates:
                 ranked = sorted(cands.items(), key=lambda kv: -(kv[1].semantic or 0) - kv[1].graph - (kv[1].keyword_raw > 0))
                 cands = dict(ranked[: options.max_candidates])
@@ -309,7 +297,7 @@ class Recaller:
         scored_by_layer: dict[str, list[Ranked]] = {}
         as_of = ask.filter.as_of
 
-        def fetch(layer: str, cands: dict[str, _Candidate]) -> dict[str, Any]:
+        def fetch(layer: str, cands: dict[str, Candidate]) -> dict[str, Any]:
             hits = hits_of[layer]
             records = {i: hits.nodes[i] for i in cands if i in hits.nodes}  # read with the search (a server's)
             sims = {i: hits.sims[i] for i in records if i in hits.sims}
@@ -374,7 +362,7 @@ class Recaller:
                 cands[i].name_only = True
             base = {i: relevance(cands[i].semantic or 0.0, kw, cands[i].graph, options.relevance, rest.get(i))
                     for i, (_, kw) in kept.items()}
-            context = self._conversation_context(namespace, kept, base, cands, qvec, admitted, options, ask.asks) \
+            context = conversation_context(self.store, namespace, kept, base, cands, qvec, admitted, options, ask.asks) \
                 if layer == "message" else {}
             scored: list[Ranked] = []
             for node_id, (rec, kw) in kept.items():
@@ -407,7 +395,7 @@ class Recaller:
         return merge_layers(scored_by_layer, ask.k), per_layer, {
             layer: (hits_of[layer], fetched[layer].result() if layer in fetched else {}) for layer in hits_of}
 
-    def _bridged(self, ask: "_Pass", items: list[Ranked], per_layer: dict[str, dict[str, "_Candidate"]],
+    def _bridged(self, ask: "_Pass", items: list[Ranked], per_layer: dict[str, dict[str, "Candidate"]],
                  found: "_Found", relation: str) -> "_Found | None":
         """The last pass's hits with one more hop along the question's own path
         (``Walk.bridge``), taken from its best hits that the query's entities (or the people the
@@ -472,77 +460,6 @@ class Recaller:
         return {layer: rescored(hits, records, near[layer], sims, ask.options.vector_candidates)
                 for layer, (hits, records) in before.items()}
 
-    def _found_by_steps(self, namespace: str, cands: dict[str, _Candidate], by_vector: list[tuple[str, float]],
-                        by_keyword: list[tuple[str, float]]) -> None:
-        """Procedures found through one of their steps ("what comes after the migrations?"): a
-        step's cosine and BM25 count for its procedure, and the best step is marked."""
-        steps = {s.id: s for s in self.store.get(namespace, list({i for i, _ in [*by_vector, *by_keyword]}))
-                 if s.kind == "step"}
-        best: dict[str, float] = {}
-        for hits, by in ((by_vector, "vector"), (by_keyword, "keyword")):
-            for node_id, value in hits:
-                step = steps.get(node_id)
-                if step is None:
-                    continue
-                c = cands.setdefault(step.procedure_id, _Candidate())
-                c.via.append(by)
-                if by == "vector":
-                    c.semantic = max(c.semantic or 0.0, value)
-                else:
-                    c.keyword_raw = max(c.keyword_raw, value)
-                if by == "vector" and value < _STEP_MARK_COS:
-                    continue  # counts for its procedure, too far in meaning to be called its match
-                mark = 1.0 + value if by == "keyword" else value  # a step that has the query's words first
-                if mark > best.get(step.procedure_id, -1.0):
-                    best[step.procedure_id], c.step = mark, step.order
-
-    def _conversation_context(self, namespace: str, kept: dict, base: dict[str, float], cands: dict[str, _Candidate],
-                              qvec: np.ndarray, admitted, options: RecallOptions, asks: bool) -> dict[str, float]:
-        """Relevance a turn takes from its conversation: a share of an adjacent turn's (the
-        answer to a question often repeats none of its words; adjacent turns of the best hits
-        are fetched along NEXT edges when they were not candidates) and a share of the best
-        other turn of its session (evidence clusters in sessions). ``kept``, ``base`` and
-        ``cands`` gain the fetched turns. In ``answers`` mode a turn borrows only from the
-        question right before it, and both signals apply only when the query asks a question:
-        a query that states something (a phrase, keywords) looks for the one turn that says it,
-        and lifting the turns around other matches only buries that turn (MemoryBank)."""
-        out: dict[str, float] = {}
-        borrow = options.neighbour_turns if asks or options.neighbour_mode == "all" else 0.0
-        if borrow and options.neighbour_fetch and base:
-            top = sorted(base, key=lambda i: -base[i])[: options.neighbour_fetch]
-            found, sims = self.store.turns_beside(namespace, top, qvec, set(kept))
-            if found:
-                fresh = [r for r in found if admitted("message", r)]
-                for r in fresh:
-                    cands[r.id] = _Candidate(semantic=max(0.0, sims.get(r.id, 0.0)), via=["context"])
-                    kept[r.id] = (r, 0.0)
-                    base[r.id] = relevance(cands[r.id].semantic, 0.0, 0.0, options.relevance)
-        at = {(rec.session_id, rec.seq): i for i, (rec, _) in kept.items()}
-        if borrow:
-            for i, (rec, _) in kept.items():
-                lent = []
-                for d in (-1, 1):
-                    j = at.get((rec.session_id, rec.seq + d))
-                    if j is None:
-                        continue
-                    if options.neighbour_mode == "answers" and not (d == -1 and is_question(kept[j][0].content)):
-                        continue
-                    lent.append(base[j])
-                if lent:
-                    out[i] = borrow * max(lent)
-        if options.session_prior and (asks or options.neighbour_mode == "all"):
-            best: dict[str, list[tuple[float, str]]] = {}  # session -> its two best turns (one pass: hundreds a session)
-            for i, (rec, _) in kept.items():
-                two = best.setdefault(rec.session_id, [])
-                two.append((base[i], i))
-                if len(two) > 2:
-                    two.sort(key=lambda hit: -hit[0])
-                    del two[2:]
-            for i, (rec, _) in kept.items():
-                other = max((b for b, j in best[rec.session_id] if j != i), default=0.0)
-                out[i] = out.get(i, 0.0) + options.session_prior * other
-        return out
-
     def _walk(self, namespace: str, query: str, options: RecallOptions) -> tuple[dict[str, str], "Walk | None"]:
         """The query's entities (name -> id) and their relation neighbourhood. Every 1-4 word
         n-gram of the query (as tokens, and as written, so "Jean-Luc" and "北京大学" match too)
@@ -594,7 +511,7 @@ class Recaller:
         return replace(plain, rings=rings, weights=weights, pair_limit=_GRAPH_PAIR_LIMIT,
                        graph_k=options.graph_candidates, rescore=_GRAPH_RESCORE * options.graph_candidates)
 
-    def _explain_paths(self, items: list[ScoredItem], per_layer: dict[str, dict[str, _Candidate]], walk: "Walk"
+    def _explain_paths(self, items: list[ScoredItem], per_layer: dict[str, dict[str, Candidate]], walk: "Walk"
                        ) -> None:
         """Each graph hit's breakdown names the path that found it ("Alice -manager-> Bob")."""
         found = {s.item.id: per_layer[s.layer][s.item.id] for s in items if s.item.id in per_layer.get(s.layer, {})}
