@@ -568,9 +568,10 @@ def test_a_denied_change_cue_is_no_change():
     for said in ("I quit my job at the bank.", "I switched to tea.", "I don't drink coffee any more.", "我离职了。",
                  "我不再喝咖啡了。", "早上不喝红枣茶了。", "我从酒店出来了，自己开了个小饭馆。", "我们上个月结束了这段感情。",
                  "健身卡取消了。", "I cancelled my gym membership.", "She gives up the flat in May.",
-                 "Gaston died in the spring.", "豆豆上个月老死了。"):
+                 "Gaston died in the spring.", "豆豆上个月老死了。", "我现在不用Django了。"):
         assert replaced_terms(turns(("Jon", said))), said
-    for same in ("这样已经不错了。", "我不喜欢喝茶。"):  # 已经不错 (quite good), 不 of a taste
+    # 已经不错 (quite good), 不 of a taste; 不用 of an offer declined ("no, thanks", "don't worry")
+    for same in ("这样已经不错了。", "我不喜欢喝茶。", "不用了，谢谢。", "不用客气。", "不用担心，我自己来。"):
         assert not change_words(same), same
 
 

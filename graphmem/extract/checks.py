@@ -115,7 +115,7 @@ _CHANGE_CUES = re.compile(
     rf"\b({_LEFT_EN}|switch(ed|ing)?|swap(s|ped|ping)?|chang(e|ed|ing)|mov(e|es|ed|ing) (to|from)|relocat\w*|"
     r"transferr(ed|ing)|replac(ed|ing)|not any ?more|instead|gone|rewr(ote|itten)|dropp?(ed)?|broke up|divorced|"
     r"any ?more|trad(e|es|ed|ing) in)\b|"
-    rf"{_LEFT_ZH}|改成|改喝|改上|改到|改用|改教|改学|换成|换了|换到|换工作|搬到|调到|不用|别喝|跳槽|原来|分手|"
+    rf"{_LEFT_ZH}|改成|改喝|改上|改到|改用|改教|改学|换成|换了|换到|换工作|搬到|调到|不用(?!了|谢|客气|担心|急)|别喝|跳槽|原来|分手|"
     r"从\S{1,12}?(搬|跳|调|换|转)(到|去|成)",
     re.IGNORECASE,
 )
