@@ -59,12 +59,12 @@ _CLAUSE = re.compile(r"(\s*[,;，；]\s*(?:and\s+)?|\s+and\s+(?=(?:is|are|was|ha
 
 
 def without_clause(candidate: Fact, old: Fact, replaces: frozenset[str],
-                   left: frozenset[str] = frozenset()) -> tuple[str, bool] | None:
+                   said_left: frozenset[str] = frozenset()) -> tuple[str, bool] | None:
     """A stored memory that says several things, one of which the change turn says is over, as
     the rest of it, and whether its object is still in that rest: "赵海洋抽烟十几年了，最爱喝冰可乐"
     once the turn says "烟我已经彻底不抽了" is "赵海洋最爱喝冰可乐" (the other clauses still hold),
     whether the candidate says the value was left or states a new one ("改打羽毛球"); a new
-    one only ends a clause naming what the turn says was left (``left``: ``left_said``), never
+    one only ends a clause naming what the turn says was left (``said_left``: ``left_said``), never
     one naming a word of a change the turn only reports ("our team switched languages").
     None unless the memory's subject leads it and exactly one of its clauses names what the
     change turn says was left (``replaces`` less the change words and the subject)."""
@@ -74,7 +74,7 @@ def without_clause(candidate: Fact, old: Fact, replaces: frozenset[str],
     if not says_it_left(candidate.text):
         if not _new_value(candidate, old):
             return None  # "still allergic to shellfish" restates a clause of it
-        replaces = replaces & left
+        replaces = replaces & said_left
     left = {t for t in replaces - change_words(candidate.text) - set(keywords(old.subject or "")) if not HAN_RUN.fullmatch(t)
             or len(t) <= 4}  # a key word, not a whole run of the turn's Chinese
 

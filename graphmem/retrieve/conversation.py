@@ -54,6 +54,7 @@ def found_by_steps(store: Store, namespace: str, cands: dict[str, Candidate], by
             if mark > best.get(step.procedure_id, -1.0):
                 best[step.procedure_id], c.step = mark, step.order
 
+
 def conversation_context(store: Store, namespace: str, kept: dict, base: dict[str, float], cands: dict[str, Candidate],
                          qvec: np.ndarray, admitted, options: RecallOptions, asks: bool) -> dict[str, float]:
     """Relevance a turn takes from its conversation: a share of an adjacent turn's (the
