@@ -270,18 +270,19 @@ class WindowFolder:
         texts = list(dict.fromkeys([inputs[i].text for i, _ in pairs] + [old.text for _, old in pairs]))
         places = {text: [t.name for t in tags if t.type == "place"]
                   for text, tags in zip(texts, self.parts.tagger.tag_many(texts))}
+        said = {i: (kept_terms(turns[i]), left_said(turns[i])) for i, _ in pairs}  # per candidate, not per pair
         out: list[tuple[MemoryIn, Decision]] = []
         done: set[str] = set()
         for i, old in pairs:
             inp = inputs[i]
             if old.id in done:
                 continue
-            fact = facts[i]
-            swap = carried_over(fact, old, replaces[i], kept_terms(turns[i]), places[inp.text], places[old.text])
+            fact, (kept, left) = facts[i], said[i]
+            swap = carried_over(fact, old, replaces[i], kept, places[inp.text], places[old.text])
             if swap is not None:
                 done.add(old.id)
                 out.append(self._successor(namespace, old.id, swap, inp))
-            elif (rest := without_clause(fact, old, replaces[i], left_said(turns[i]))) is not None:
+            elif (rest := without_clause(fact, old, replaces[i], left)) is not None:
                 done.add(old.id)
                 out.append(self._rest_of(namespace, old.id, *rest, inp))
         vecs = self.parts.embedder.embed([inp.text for inp, _ in out]) if out else []

@@ -176,11 +176,11 @@ def _place_swap(candidate: Fact, old: Fact, candidate_places: Sequence[str],
     somewhere: not the employer itself (a works_at memory's object), which the tagger may
     mistake for a place. A home carries a workplace's place along only where the candidate
     says it moved ("relocated to Hamburg, same company"), and a workplace a home's."""
-    site = _predicate(old.predicate or "")
-    if _predicate(candidate.predicate or "") not in _SITES and not _MOVE.search(candidate.text):
-        return None
+    site, own = _predicate(old.predicate or ""), _predicate(candidate.predicate or "")
     moved = _MOVE.search(candidate.text) is not None
-    if site in _SITES and _predicate(candidate.predicate or "") in _SITES - {site} and not moved:
+    if own not in _SITES and not moved:
+        return None
+    if site in _SITES and own in _SITES - {site} and not moved:
         return None  # a new home is no new workplace ("left Eaton for a house in Thorpe"), nor the reverse
     if site not in _SITES:  # a memory about something else that names, in passing, the place the move left
         passing = [p for p in left_phrases(candidate.text) if p.casefold() in old.text.casefold()]
