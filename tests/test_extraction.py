@@ -364,6 +364,33 @@ def test_a_change_the_rules_miss_is_retired_where_the_model_reads_it_so(tmp_path
     mem.close()
 
 
+def test_a_memory_the_model_reads_as_ended_is_not_succeeded_by_its_own_fact_in_other_words(tmp_path):
+    """"小周搬走了" read by the model as ending "韦娜和室友小周合租在思明区" (0.82): the reply's
+    "韦娜 lives with 小周" states the same subject, predicate and object in other words. It is
+    neither the successor (the graph would say she lives with 小周 now) nor merged into the
+    ended memory; with a true successor in the reply, that one replaces it."""
+    def run(name, *memories):
+        replay = ReplayExtractor(overrides={"小周搬走了": [reply(*memories)]},
+                                 answers={"韦娜和室友小周合租在思明区": 0.82, "韦娜在厦门一家旅行社做导游": 0.6})
+        mem = manual(tmp_path, replay, name=name, extract_every=1, extract_budget_tokens=0)
+        mem.remember("韦娜和室友小周合租在思明区", subject="韦娜", predicate="resides_with", object="小周")
+        mem.remember("韦娜在厦门一家旅行社做导游", subject="韦娜", predicate="works_at", object="厦门旅行社")
+        mem.add_messages("s", [{"role": "user", "speaker": "韦娜", "content": "小周搬走了，现在我独自住在思明区。"}])
+        (entry,) = mem.extract()
+        return mem, entry
+
+    copy = m("韦娜 lives with 小周", "韦娜", "resides_with", "小周")
+    mem, entry = run("a.db", copy)
+    assert {r.text for r in mem.list("memory", status="active")} == {"韦娜和室友小周合租在思明区", "韦娜在厦门一家旅行社做导游"}
+    assert {"text": "韦娜 lives with 小周", "why": "says again what the window ends"} in entry["dropped"]
+    assert not entry["merged"] and not mem.list("memory", status="superseded")
+    mem.close()
+    mem, entry = run("b.db", copy, m("韦娜独自住在思明区", "韦娜", "resides_with", "独自"))
+    assert {r.text for r in mem.list("memory", status="active")} == {"韦娜独自住在思明区", "韦娜在厦门一家旅行社做导游"}
+    assert [r.text for r in mem.list("memory", status="superseded")] == ["韦娜和室友小周合租在思明区"]
+    mem.close()
+
+
 def test_the_model_may_end_one_clause_of_a_memory_that_says_several(tmp_path):
     replay = ReplayExtractor(overrides={"雅阁卖掉": [reply(m("钱峰现在开特斯拉", "钱峰", "drives", "特斯拉"))]},
                              answers={"钱峰开一辆本田雅阁": 0.85, "钱峰住在园区": 0.4})

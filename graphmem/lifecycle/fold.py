@@ -10,8 +10,9 @@ from typing import Any
 
 import numpy as np
 
-from ..extract.checks import (adds_a_value, grounded, kept_terms, left_said, left_terms, replaced_terms, resolve_subject,
-                              says_it_left, says_nothing, speaker_of, unconfirmed_assistant_words, without_self_naming)
+from ..extract.checks import (adds_a_value, grounded, kept_terms, left_said, left_terms, names_most, replaced_terms,
+                              resolve_subject, says_it_left, says_nothing, speaker_of, terms_of, unconfirmed_assistant_words,
+                              without_self_naming)
 from ..extract.extractors import copies_an_example
 from ..extract.judge import Verdict, ends
 from ..extract.people import (
@@ -179,7 +180,7 @@ class WindowFolder:
                  else Decision("supersede", d.target, "restated with the value that replaced it")
                  if d.action == "merge" and d.target in stale else d) for inp, d in plan]
 
-        plan = self._judged(namespace, plan, verdicts, out)
+        plan = self._judged(namespace, plan, verdicts, out, users)
         plan += self._carry_named(namespace, plan, inputs, replaces, stored)
         fresh = [inp for inp, d in plan if d.action != "merge"]
         if fresh:
@@ -289,7 +290,7 @@ class WindowFolder:
         return [(inp, vec, d) for (inp, d), vec in zip(out, vecs)]
 
     def _judged(self, namespace: str, plan: list[tuple[MemoryIn, Decision]], verdicts: Sequence[Verdict],
-                out: Folded) -> list[tuple[MemoryIn, Decision]]:
+                out: Folded, users: list[Message]) -> list[tuple[MemoryIn, Decision]]:
         """The plan with the stored memory the model most likely reads the window as ending
         retired, where the rules left it standing and the model's reading singles it out (``ends``):
         superseded by the window's new memory of the same person closest to it by meaning (at
@@ -305,12 +306,14 @@ class WindowFolder:
             return plan
         # a candidate merged into it that says more than it did is what the window says now
         # ("林晓养旺财，家里没有狗了"); one that says nothing more is the model copying it
-        copies = [k for k, (inp, d) in enumerate(plan) if d.action == "merge" and d.target == old.id
-                  and not set(keywords(inp.text)) - set(keywords(old.text))]
+        said = terms_of(" ".join(t.content for t in users))
+        merged = [d.action == "merge" and d.target == old.id for _, d in plan]
+        copies = [k for k, (inp, d) in enumerate(plan) if merged[k] and not set(keywords(inp.text)) - set(keywords(old.text))
+                  or (merged[k] or d.action == "add") and _in_other_words(inp, old, said)]
         fresh = [k for k, (inp, d) in enumerate(plan) if k not in copies and same_subject(inp.subject, old.subject)
                  and (d.action == "add" or d.action == "merge" and d.target == old.id)]
         if not fresh:
-            return plan
+            return _dropped(plan, copies, out)  # without a successor a copy is still no news
         vecs = self.parts.embedder.embed([best.note, *(plan[k][0].text for k in fresh)])
         cos = vecs[1:] @ vecs[0]
         k = fresh[int(np.argmax(cos))]
@@ -321,10 +324,9 @@ class WindowFolder:
         elif float(cos.max()) >= SPECIFIC_TOPIC_COS:
             successor, plan = [], [*plan[:k], (plan[k][0], Decision("supersede", old.id, why)), *plan[k + 1:]]
         else:
-            return plan
-        out.report["dropped"] += [{"text": plan[c][0].text, "why": "says again what the window ends"} for c in copies]
+            return _dropped(plan, copies, out)
         return [(inp, Decision("add") if d.action == "merge" and d.target == old.id else d)
-                for c, (inp, d) in enumerate(plan) if c not in copies] + successor
+                for inp, d in _dropped(plan, copies, out)] + successor
 
     def _carry_named(self, namespace: str, plan: list[tuple[MemoryIn, Decision]], inputs: list[MemoryIn],
                      replaces: list[frozenset[str]], stored: list[list[tuple[Fact, float]]]) -> list[tuple[MemoryIn, Decision]]:
@@ -495,6 +497,22 @@ def _triple_tie(m: ExtractedMemory) -> list[Tie]:
     relation = relation_named(m.predicate)
     return [Tie(m.subject, relation, m.object)] if relation and m.subject and m.object else []
 
+
+
+def _in_other_words(inp: MemoryIn, old: MemoryRecord, said: frozenset[str]) -> bool:
+    """The candidate states the stored memory's subject, predicate and object again, and none of
+    its own words comes from the user's turns: "韦娜 lives with 小周" after "小周搬走了" (resides_with
+    小周) is a copy in other words; "林晓养旺财，家里没有狗了" (pets 旺财) says what the turn said."""
+    return (bool(inp.object and old.object and inp.predicate and old.predicate) and same_subject(inp.subject, old.subject)
+            and normalise_predicate(inp.predicate) == normalise_predicate(old.predicate)
+            and normalise_name(inp.object) == normalise_name(old.object)
+            and not any(names_most({k}, said) for k in set(keywords(inp.text)) - set(keywords(old.text))))
+
+
+def _dropped(plan: list[tuple[MemoryIn, Decision]], ks: list[int], out: Folded) -> list[tuple[MemoryIn, Decision]]:
+    """The plan without the candidates at ``ks``, each reported as saying again what the window ends."""
+    out.report["dropped"] += [{"text": plan[k][0].text, "why": "says again what the window ends"} for k in ks]
+    return [step for k, step in enumerate(plan) if k not in ks]
 
 
 def _holds_what_was_left(m: ExtractedMemory, turns: list[Message]) -> str | None:
