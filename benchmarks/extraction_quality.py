@@ -34,7 +34,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from graphmem import Memory  # noqa: E402
-from graphmem.extract.checks import is_past_or_changed  # noqa: E402
 from graphmem.extract.extractors import Completion, Extractor, copies_an_example  # noqa: E402
 from graphmem.extract.people import relation_of  # noqa: E402
 from graphmem.models import EdgeType  # noqa: E402
@@ -46,6 +45,16 @@ RECORDED = EVAL / "recorded.json"
 T0 = datetime(2026, 3, 2, 10, 0, tzinfo=timezone.utc)
 _HAN = re.compile(r"[\u3400-\u9fff]")
 _LATIN = re.compile(r"[A-Za-z]")
+# The scorer's own reading of a memory that states its value as past or left ("used to live in
+# Madrid", "魏兰辞了昆明银行的工作"). It is fixed and separate from the product's change cues
+# (graphmem/extract/checks.py), so a cue added to the product cannot move the yardstick.
+_SAYS_PAST = re.compile(
+    r"\b(used to|no longer|not \w+ any ?more|any ?more|formerly|previously|former|ex-|left|leaves|quit|quits|sold|"
+    r"moved (out|away|from)|gave up|gives up|stops|stopped|instead of|behind (me|us|him|her|them)|gone|ended|broke up|split up|divorced|switched|replaced|retired|"
+    r"passed away|died|cancell?ed|closed)\b|"
+    r"以前|之前|曾经|原来|不再|已经\S{0,2}不(?!错|少|早|小|用)|不\S{1,6}了|离开|辞了|辞职|离职|卖了|卖掉|戒了|搬走|搬出|"
+    r"停止|分手|离婚|换成|改成|去世|取消|结束了|关门|倒闭",
+    re.IGNORECASE)
 
 
 # matching ---------------------------------------------------------------------------------
@@ -374,7 +383,7 @@ def old_only(m, case: dict) -> bool:
     does not say it is past ("used to", "left", "以前")."""
     hay = haystack(m)
     return (matches(hay, case["old"]) and not (case.get("new") and matches(hay, case["new"]))
-            and not is_past_or_changed(m.text))
+            and not _SAYS_PAST.search(m.text))
 
 
 def run_conflicts(mem: Memory, recordings: CostedRecordings, data: dict) -> dict[str, tuple[ConflictScore, Cost]]:

@@ -568,7 +568,7 @@ def test_a_denied_change_cue_is_no_change():
     for said in ("I quit my job at the bank.", "I switched to tea.", "I don't drink coffee any more.", "我离职了。",
                  "我不再喝咖啡了。", "早上不喝红枣茶了。", "我从酒店出来了，自己开了个小饭馆。", "我们上个月结束了这段感情。",
                  "健身卡取消了。", "I cancelled my gym membership.", "She gives up the flat in May.",
-                 "Gaston died in the spring.", "豆豆上个月老死了。", "我现在不用Django了。"):
+                 "Gaston died in the spring.", "豆豆上个月老死了。", "我现在不用Django了。", "物流公司的工作我辞了。"):
         assert replaced_terms(turns(("Jon", said))), said
     # 已经不错 (quite good), 不 of a taste; 不用 of an offer declined ("no, thanks", "don't worry")
     for same in ("这样已经不错了。", "我不喜欢喝茶。", "不用了，谢谢。", "不用客气。", "不用担心，我自己来。"):
@@ -735,13 +735,13 @@ FLOORS = {  # what the recorded run reached (docs/benchmarks.md: "Extraction qua
     "en held out 8": {"sup_precision": 1.0, "sup_recall": 0.71},  # 0.57 / 0.50 as first asked
     "zh held out 8": {"sup_precision": 0.5, "sup_recall": 0.2},  # 0.33 / 0.20 as first asked
     "en held out 9": {"sup_precision": 1.0, "sup_recall": 0.5},  # 1.00 / 0.38 as first asked (stop 74)
-    "zh held out 9": {"sup_precision": 0.83, "sup_recall": 0.62, "kept_lost": 1},  # 0.83 / 0.50 as first asked; "停止" read as a change (stop 75)
+    "zh held out 9": {"sup_precision": 0.85, "sup_recall": 0.75, "kept_lost": 1},  # 0.83 / 0.50 as first asked; "停止" (stop 75), "辞了" read as a change
     "en held out 10": {"sup_precision": 1.0, "sup_recall": 0.75, "kept_lost": 1},  # 1.00 / 0.50 as first asked
     "en held out 11": {"sup_precision": 0.71, "sup_recall": 0.62, "kept_lost": 1},  # as first asked (stop 74)
     "zh held out 11": {"sup_precision": 1.0, "sup_recall": 0.5},  # 1.00 / 0.38 as first asked; "不送了" (stop 76)
     "en held out 12": {"sup_precision": 1.0, "sup_recall": 0.75, "kept_lost": 1},  # 0.86 / 0.62 as first asked (stop 75)
     "zh held out 12": {"sup_precision": 1.0, "sup_recall": 0.5},  # 1.00 / 0.25 as first asked (stop 75)
-    "zh held out 10": {"sup_precision": 1.0, "sup_recall": 0.75},  # as first asked
+    "zh held out 10": {"sup_precision": 1.0, "sup_recall": 0.87},  # 1.00 / 0.75 as first asked; the scorer reads "辞了" as left
     "en held out 13": {"sup_precision": 1.0, "sup_recall": 0.5},  # 0.80 / 0.17 as first asked (stop 76)
     "zh held out 13": {"sup_precision": 1.0, "sup_recall": 0.66},  # 1.00 / 0.50 as first asked
     "en held out 14": {"sup_precision": 1.0, "sup_recall": 0.28},  # as first asked (stop 76)
