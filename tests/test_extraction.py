@@ -391,6 +391,32 @@ def test_a_memory_the_model_reads_as_ended_is_not_succeeded_by_its_own_fact_in_o
     mem.close()
 
 
+def test_an_object_copied_from_a_known_memory_is_cleared_and_the_text_kept(tmp_path):
+    """"I dropped Portuguese and switched the app to Spanish": the reply's text is the window's,
+    its object "Duolingo" is the stored memory's (a name the namespace knows, not in the window
+    or the text). The memory is kept without an object and replaces the Portuguese one; an
+    object no one ever named ("Babbel") still drops the memory as ungrounded."""
+    def run(name, obj):
+        replay = ReplayExtractor(overrides={"dropped Portuguese": [reply(
+            m("Oskar drops Portuguese and switches to Spanish", "Oskar", "switches_language", obj))]},
+            answers={"Oskar is learning Portuguese on Duolingo": 0.85})
+        mem = manual(tmp_path, replay, name=name, extract_every=1, extract_budget_tokens=0)
+        mem.remember("Oskar is learning Portuguese on Duolingo", subject="Oskar", predicate="learning", object="Duolingo")
+        mem.add_messages("s", [{"role": "user", "speaker": "Oskar", "content": "I dropped Portuguese and switched the app to Spanish."}])
+        (entry,) = mem.extract()
+        return mem, entry
+
+    mem, entry = run("a.db", "Duolingo")
+    (new,) = mem.list("memory", status="active")
+    assert new.text == "Oskar drops Portuguese and switches to Spanish" and new.object is None
+    assert [r.text for r in mem.list("memory", status="superseded")] == ["Oskar is learning Portuguese on Duolingo"]
+    mem.close()
+    mem, entry = run("b.db", "Babbel")
+    assert [r.text for r in mem.list("memory", status="active")] == ["Oskar is learning Portuguese on Duolingo"]
+    assert entry["dropped"] == [{"text": "Oskar drops Portuguese and switches to Spanish", "why": "object 'Babbel' not in the window"}]
+    mem.close()
+
+
 def test_the_model_may_end_one_clause_of_a_memory_that_says_several(tmp_path):
     replay = ReplayExtractor(overrides={"雅阁卖掉": [reply(m("钱峰现在开特斯拉", "钱峰", "drives", "特斯拉"))]},
                              answers={"钱峰开一辆本田雅阁": 0.85, "钱峰住在园区": 0.4})

@@ -744,7 +744,7 @@ FLOORS = {  # what the recorded run reached (docs/benchmarks.md: "Extraction qua
     "zh held out 10": {"sup_precision": 1.0, "sup_recall": 0.87},  # 1.00 / 0.75 as first asked; the scorer reads "辞了" as left
     "en held out 13": {"sup_precision": 1.0, "sup_recall": 0.5},  # 0.80 / 0.17 as first asked (stop 76)
     "zh held out 13": {"sup_precision": 1.0, "sup_recall": 0.66},  # 1.00 / 0.50 as first asked
-    "en held out 14": {"sup_precision": 1.0, "sup_recall": 0.28},  # as first asked (stop 76)
+    "en held out 14": {"sup_precision": 1.0, "sup_recall": 0.42},  # 1.00 / 0.29 as first asked (stop 76)
     "zh held out 14": {"sup_precision": 1.0, "sup_recall": 0.2},  # as first asked
 }
 

@@ -223,6 +223,15 @@ def grounded(subject: str | None, obj: str | None, text: str, msgs: Sequence[Mes
     return None
 
 
+def stray_object(subject: str | None, obj: str | None, text: str, msgs: Sequence[Message],
+                 across: Across | None = None) -> bool:
+    """An object that neither the window nor the memory's own text names, where the text without
+    it is grounded: "Oskar drops Portuguese and switches to Spanish" with the object "Duolingo",
+    copied from a known memory. The triple is wrong, the text is the window's."""
+    return (bool(obj) and not set(keywords(obj or "")) & set(keywords(text))
+            and grounded(subject, obj, text, msgs, across) is not None and grounded(subject, None, text, msgs, across) is None)
+
+
 _EMPTY_OBJECTS = frozenset({"you", "me", "him", "her", "it", "them", "us", "你", "您", "我", "他", "她", "它", "他们", "我们"})
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ..extract.checks import (adds_a_value, grounded, kept_terms, left_said, left_terms, names_most, replaced_terms,
-                              resolve_subject, says_it_left, says_nothing, speaker_of, terms_of, unconfirmed_assistant_words,
+                              resolve_subject, says_it_left, says_nothing, speaker_of, stray_object, terms_of, unconfirmed_assistant_words,
                               without_self_naming)
 from ..extract.extractors import copies_an_example
 from ..extract.judge import Verdict, ends
@@ -116,6 +116,8 @@ class WindowFolder:
             text = without_self_naming(text, subject)  # "邵琪是邵琪，在南京……" from "我叫邵琪，在南京……"
             text = _without_prompt_date(text, msgs)  # "Jonah lives in Aurora since 2026-04-01"
             m = m.model_copy(update={"text": text, "subject": subject})
+            if stray_object(m.subject, m.object, m.text, msgs, across) and store.find_entities(namespace, [m.object or ""]):
+                m = m.model_copy(update={"object": None})  # a known name copied from the prompt: its text stands
             owner = whose(m, msgs)  # another speaker's words given to this one ("Sven moved to Umea")
             if isinstance(owner, ExtractedMemory):
                 m, turns = owner, source_turns(owner, msgs)
