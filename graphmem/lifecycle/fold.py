@@ -273,15 +273,15 @@ class WindowFolder:
         texts = list(dict.fromkeys([inputs[i].text for i, _ in pairs] + [old.text for _, old in pairs]))
         places = {text: [t.name for t in tags if t.type == "place"]
                   for text, tags in zip(texts, self.parts.tagger.tag_many(texts))}
-        said = {i: (kept_terms(turns[i]), left_said(turns[i])) for i, _ in pairs}  # per candidate, not per pair
+        said = {i: (kept_terms(turns[i]), left_said(turns[i]), left_terms(turns[i])) for i, _ in pairs}  # per candidate
         out: list[tuple[MemoryIn, Decision]] = []
         done: set[str] = set()
         for i, old in pairs:
             inp = inputs[i]
             if old.id in done:
                 continue
-            fact, (kept, left) = facts[i], said[i]
-            swap = carried_over(fact, old, replaces[i], kept, places[inp.text], places[old.text])
+            fact, (kept, left, origins) = facts[i], said[i]
+            swap = carried_over(fact, old, replaces[i], kept, places[inp.text], places[old.text], origins)
             if swap is not None:
                 done.add(old.id)
                 out.append(self._successor(namespace, old.id, swap, inp))

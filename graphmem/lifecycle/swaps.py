@@ -21,7 +21,8 @@ _SITES = frozenset({"lives_in", "works_at"})
 
 
 def carried_over(candidate: Fact, old: Fact, replaces: frozenset[str], kept: frozenset[str],
-                 candidate_places: Sequence[str] = (), old_places: Sequence[str] = ()) -> tuple[str, str] | None:
+                 candidate_places: Sequence[str] = (), old_places: Sequence[str] = (),
+                 left: frozenset[str] = frozenset()) -> tuple[str, str] | None:
     """The value a change turn swaps inside a stored memory that says more than that value,
     as (old value, new value), or None. "I relocated to Hamburg, same company" against "Daniel
     is a backend developer at Contoso in Munich" gives (Munich, Hamburg): the memory's other
@@ -29,7 +30,9 @@ def carried_over(candidate: Fact, old: Fact, replaces: frozenset[str], kept: fro
     fact. The old value is the stored object of the same attribute (百度 -> 美团 under
     ``works_at``), the one place of a memory when the candidate moves somewhere (深圳 -> 杭州),
     or a value of the same head (夜班 -> 白班, night shifts -> day shifts). Never a value the
-    turn keeps ("还在腾讯"), never when the candidate already says all the memory did."""
+    turn keeps ("还在腾讯"), never a new value whose own words are what the turn says it left
+    (``left``: "viola orchestra" after "from viola to cello"), never when the candidate already
+    says all the memory did."""
     if (not replaces or not candidate.object or is_vague(candidate.object) or says_it_left(candidate.text)
             or not same_subject(candidate.subject, old.subject)):
         return None  # "sold the Civic" names the value left, not the new one
@@ -46,6 +49,8 @@ def carried_over(candidate: Fact, old: Fact, replaces: frozenset[str], kept: fro
             continue  # "还在腾讯": the employer stays; the city may still be the swap
         if _kept(now, kept):
             continue  # "还是在南京": what the turn says stays is no new value of the place
+        if (own := set(keywords(now)) - set(keywords(was))) and own <= left:
+            continue  # the model's copy of the value left, as the new one
         if old.keywords - subject - set(keywords(was)) - candidate.keywords:
             return swap
     return None
