@@ -140,7 +140,7 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: fro
                 and not says_it_left(old.text)):  # "Hugo and Elin ended things" against "Hugo is dating Elin"
             return Decision("supersede", old.id, f"the window says {old.object} is over")
         if (attribute is not None and not adds and candidate.object and old.object and _one_clause(old.text)
-                and not _same(candidate.object, old.object) and not _still_has(candidate, old)
+                and not _names_value(candidate.object, old.object) and not _still_has(candidate, old)
                 and not says_it_left(candidate.text) and (same := attribute(candidate.text)) is not None
                 and same == attribute(old.text) and not at_other_times(candidate, old)):
             return Decision("supersede", old.id, f"{same}, by meaning: {old.object} -> {candidate.object}")
@@ -151,7 +151,8 @@ def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: fro
             continue
         if adds:
             continue
-        if (_same(candidate.predicate, old.predicate, True) and not _same(candidate.object, old.object)
+        # a value named by part of the stored one ("书店" of "杭州书店") says it again, it is no new value
+        if (_same(candidate.predicate, old.predicate, True) and not _names_value(candidate.object, old.object)
                 and holds_one_value(_predicate(candidate.predicate or "")) and not _still_has(candidate, old)
                 and not at_other_times(candidate, old) and not _mislabelled(candidate, attribute)
                 and not (_predicate(old.predicate or "") == "works_as" and _WORKS_FOR_ONESELF.search(candidate.object or ""))):
@@ -208,11 +209,11 @@ def _still_has(candidate: Fact, old: Fact) -> bool:
     return bool(held) and held <= candidate.keywords and not held <= origins(candidate.text)  # "从华为跳到了OPPO"
 
 
-def _names_value(value: str | None, stored: str) -> bool:
+def _names_value(value: str | None, stored: str | None) -> bool:
     """``value`` is the stored value, whole or by a part of its words: "the Picanto" one sold is
     "a red Kia Picanto", "the radio station" one quit is "radio station in Lagos"."""
     words = set(keywords(value or ""))
-    return _same(value, stored) or bool(words) and words <= set(keywords(stored))
+    return _same(value, stored) or bool(words) and words <= set(keywords(stored or ""))
 
 
 def _named_as_replaced(candidate: Fact, old: Fact, replaces: frozenset[str]) -> bool:
