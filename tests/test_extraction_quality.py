@@ -583,7 +583,8 @@ def test_a_denied_change_cue_is_no_change():
     for said in ("I quit my job at the bank.", "I switched to tea.", "I don't drink coffee any more.", "我离职了。",
                  "我不再喝咖啡了。", "早上不喝红枣茶了。", "我从酒店出来了，自己开了个小饭馆。", "我们上个月结束了这段感情。",
                  "健身卡取消了。", "I cancelled my gym membership.", "She gives up the flat in May.",
-                 "Gaston died in the spring.", "豆豆上个月老死了。", "我现在不用Django了。", "物流公司的工作我辞了。"):
+                 "Gaston died in the spring.", "豆豆上个月老死了。", "我现在不用Django了。", "物流公司的工作我辞了。",
+                 "从书店出来以后，我开了家咖啡馆。"):
         assert replaced_terms(turns(("Jon", said))), said
     # 已经不错 (quite good), 不 of a taste; 不用 of an offer declined ("no, thanks", "don't worry")
     for same in ("这样已经不错了。", "我不喜欢喝茶。", "不用了，谢谢。", "不用客气。", "不用担心，我自己来。"):
@@ -762,7 +763,7 @@ FLOORS = {  # what the recorded run reached (docs/benchmarks.md: "Extraction qua
     "en held out 14": {"sup_precision": 1.0, "sup_recall": 0.57},  # 1.00 / 0.29 as first asked (stop 76)
     "zh held out 14": {"sup_precision": 1.0, "sup_recall": 0.2},  # as first asked
     "en held out 15": {"sup_precision": 1.0, "sup_recall": 0.62},  # as first asked (stop 77)
-    "zh held out 15": {"sup_precision": 1.0, "sup_recall": 0.66},  # 0.86 / 0.67 as first asked
+    "zh held out 15": {"sup_precision": 1.0, "sup_recall": 0.83},  # 0.86 / 0.67 as first asked
 }
 
 

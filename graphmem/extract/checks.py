@@ -107,12 +107,12 @@ _LEFT_EN = (r"left|leav(e|es|ing)|quit(s|ting)?|sold|died|passed away|mov(ed|ing
             r"no longer|used to|formerly|split up|separated|end(s|ed|ing)? (things|it)|put an end to|behind (me|us)|"
             r"closed( down)?(?! (on|at|for|to|the|my|our|a|an)\b)|shut down|went out of business")  # "the Lidl near me closed"
 # 已经不 with an adverb between ("烟我已经彻底不抽了", "已经完全不喝了"); 不 + a verb of a habit
-# + 了 ("不喝红枣茶了", "现在不坐了"); not "已经不错了" (quite good) or "不用了" (no need); "从酒店出来了"
-# (left the hotel)
+# + 了 ("不喝红枣茶了", "现在不坐了"); not "已经不错了" (quite good) or "不用了" (no need); "从酒店出来了",
+# "从书店出来以后" (left the hotel, the bookshop)
 _LEFT_ZH = (r"离开|搬出|卖了|卖掉|不再|停止|已经\S{0,2}不(?!错|少|早|小|用)|戒了|辞职|辞了|辞掉|离职|不去|以前|不在一起|分开了|"
             r"转让|让给|倒闭|关门了|取消|结束了|去世|老死|病死|"
             r"不(?:喝|吃|打|坐|住|抽|玩|养|骑|练|跑|弹|跳|踢|游|送|做|干|教|学|开(?!心)|上班)[^，。！？,.!?\s]{0,5}了|"
-            r"从[^，。！？,.!?\s]{1,8}出来了")
+            r"从[^，。！？,.!?\s]{1,8}出来(?:了|以后|之后|后)")
 _LEFT = re.compile(rf"\b({_LEFT_EN})\b|{_LEFT_ZH}", re.IGNORECASE)
 _CHANGE_CUES = re.compile(
     rf"\b({_LEFT_EN}|switch(ed|ing)?|swap(s|ped|ping)?|chang(e|ed|ing)|mov(e|es|ed|ing) (to|from)|relocat\w*|"
