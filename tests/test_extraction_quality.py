@@ -325,7 +325,7 @@ def test_a_fact_is_the_speakers_who_said_it():
     assert whose(m("王磊养了一只鹦鹉", "王磊", "鹦鹉"), window).text == "李娜养了一只鹦鹉"
     assert whose(m("王磊养了一只金毛", "王磊", "金毛"), window) is None
     # and a memory is read from the turns that state its value, not from the one beside them
-    from graphmem.lifecycle.fold import source_turns
+    from graphmem.lifecycle.admission import source_turns
     assert [t.content for t in source_turns(m("王磊养了一只金毛", "王磊", "金毛"), window)] == ["我养的宠物是一只金毛。"]
     assert [t.speaker for t in source_turns(m("Erik Holm moved to Umea", "Erik Holm", "Umea"), window)] == ["Erik Holm"]
     alone = turns(("Sven Lindqvist", "I cycle."), ("assistant", "Erik Holm moved to Umea."))
@@ -351,18 +351,18 @@ def test_the_assistants_words_are_not_the_users_unless_taken_up():
 
 def test_a_fact_only_the_assistant_said_is_dropped_whichever_turn_the_model_cites():
     from graphmem.extract.schema import ExtractedMemory
-    from graphmem.lifecycle.fold import _assistant_words
+    from graphmem.lifecycle.admission import assistant_words
 
     window = turns(("韩梅", "推荐个播客吧？我喜欢历史和悬疑，不要政治类的。"), ("assistant", "可以听《文化有限》。"))
     podcast = ExtractedMemory(text="韩梅推荐《文化有限》", subject="韩梅", predicate="recommends", object="《文化有限》")
-    assert _assistant_words(podcast, window[:1], window, window[:1])  # cited to her question: the assistant's words
-    assert _assistant_words(podcast, window[1:], window, window[:1])
+    assert assistant_words(podcast, window[:1], window, window[:1])  # cited to her question: the assistant's words
+    assert assistant_words(podcast, window[1:], window, window[:1])
     history = ExtractedMemory(text="韩梅喜欢历史类播客", subject="韩梅", predicate="likes", object="历史")
-    assert not _assistant_words(history, window[:1], window, window[:1])
+    assert not assistant_words(history, window[:1], window, window[:1])
     booked = turns(("Jonas", "Any hotel near the main station?"), ("assistant", "The Motel One at Hauptbahnhof."),
                    ("Jonas", "Perfect, I booked it for March 3 to 5."))
     motel = ExtractedMemory(text="Jonas booked the Motel One", subject="Jonas", predicate="booked", object="Motel One")
-    assert not _assistant_words(motel, booked[2:], booked, [booked[0], booked[2]])  # taken up: his booking
+    assert not assistant_words(motel, booked[2:], booked, [booked[0], booked[2]])  # taken up: his booking
 
 
 def test_the_speaker_is_the_subject_of_i_and_the_user():
@@ -846,7 +846,8 @@ def test_what_stays_and_who_one_works_for_replace_nothing():
 
 
 def test_a_swap_keeps_the_place_the_turn_keeps_and_its_article():
-    from graphmem.lifecycle.fold import _swapped, _without_prompt_date
+    from graphmem.lifecycle.admission import without_prompt_date
+    from graphmem.lifecycle.fold import _swapped
     from graphmem.lifecycle.swaps import _less_kept
 
     said = turns(("Sofia", "I left the clinic to work as a vet at the zoo, still in Valencia."))
@@ -859,9 +860,9 @@ def test_a_swap_keeps_the_place_the_turn_keeps_and_its_article():
     assert _swapped("他住在北京", "北京", "上海") == "他住在上海"
     window = [Message(session_id="s", content="We bought a house in Aurora.", speaker="Jonah",
                       created_at=datetime(2026, 4, 1, tzinfo=timezone.utc))]
-    assert _without_prompt_date("Jonah lives in Aurora since 2026-04-01", window) == "Jonah lives in Aurora"
-    assert _without_prompt_date("孙婷和何磊的日期是2026-04-01", window) == "孙婷和何磊的日期是2026-04-01"  # still dropped
-    assert _without_prompt_date("Jonah lives in Aurora", window) == "Jonah lives in Aurora"
+    assert without_prompt_date("Jonah lives in Aurora since 2026-04-01", window) == "Jonah lives in Aurora"
+    assert without_prompt_date("孙婷和何磊的日期是2026-04-01", window) == "孙婷和何磊的日期是2026-04-01"  # still dropped
+    assert without_prompt_date("Jonah lives in Aurora", window) == "Jonah lives in Aurora"
 
 
 def test_a_pair_the_model_singles_out_is_read_as_ended():

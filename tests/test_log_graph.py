@@ -11,7 +11,7 @@ import pytest
 
 from graphmem.extract.schema import ExtractedMemory, parse_wire
 from graphmem.lifecycle.builders import restates
-from graphmem.lifecycle.fold import source_turns
+from graphmem.lifecycle.admission import source_turns
 from graphmem.models import EdgeType, MemoryRecord, Message, Session, Status
 from graphmem.retrieve import relevance
 from graphmem.retrieve.walk import person_relations

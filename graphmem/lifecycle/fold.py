@@ -11,13 +11,12 @@ from typing import Any
 import numpy as np
 
 from ..extract.checks import (adds_a_value, grounded, kept_terms, left_said, left_terms, names_most, replaced_terms,
-                              resolve_subject, says_it_left, says_nothing, speaker_of, stray_object, terms_of, unconfirmed_assistant_words,
-                              without_self_naming)
+                              resolve_subject, says_it_left, says_nothing, speaker_of, stray_object, terms_of, without_self_naming)
 from ..extract.extractors import copies_an_example
 from ..extract.judge import Verdict, ends
 from ..extract.people import (
     Tie, about_whom, addressed, agrees, first_person, relation_memory, relation_named, relation_of, relational, stated_ties, ties,
-    value_share, whose, written_as,
+    whose, written_as,
 )
 from ..extract.schema import ExtractedMemory, Extraction, normalise_predicate, reads_like_a_workflow
 from ..models import (SOURCE_CONFIDENCE, Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, RelationIn, Session,
@@ -27,6 +26,7 @@ from ..text.crosslingual import Across
 from ..text.entities import is_noise_name
 from ..text.tokens import spaced
 from ..text.when import time_span
+from .admission import assistant_words, holds_what_was_left, prompt_date, source_turns, without_prompt_date
 from .attributes import Attributes
 from .builders import GraphBuilder, ModelIn, SpeakerIn, TaggedIn
 from .chains import ChainBuilder, Change
@@ -114,7 +114,7 @@ class WindowFolder:
             text, subject = addressed(m.text, resolve_subject(m.subject, user), user)  # "Your boss is ..." is the user's
             text = first_person(text, user)  # "I drink mint tea in the afternoon" is the speaker's
             text = without_self_naming(text, subject)  # "邵琪是邵琪，在南京……" from "我叫邵琪，在南京……"
-            text = _without_prompt_date(text, msgs)  # "Jonah lives in Aurora since 2026-04-01"
+            text = without_prompt_date(text, msgs)  # "Jonah lives in Aurora since 2026-04-01"
             m = m.model_copy(update={"text": text, "subject": subject})
             if stray_object(m.subject, m.object, m.text, msgs, across) and store.find_entities(namespace, [m.object or ""]):
                 m = m.model_copy(update={"object": None})  # a known name copied from the prompt: its text stands
@@ -123,9 +123,9 @@ class WindowFolder:
                 m, turns = owner, source_turns(owner, msgs)
             copied = copies_an_example(m.text, " ".join(f"{x.speaker}: {x.content}" for x in msgs))
             why = (f"copies the prompt's example {copied!r}" if copied else owner if isinstance(owner, str)
-                   else "the assistant's words, not taken up by the user" if _assistant_words(m, turns, msgs, users, across)
-                   else says_nothing(m.subject, m.object, m.text) or _holds_what_was_left(m, turns)
-                   or _prompt_date(m, msgs) or grounded(m.subject, m.object, m.text, msgs, across))
+                   else "the assistant's words, not taken up by the user" if assistant_words(m, turns, msgs, users, across)
+                   else says_nothing(m.subject, m.object, m.text) or holds_what_was_left(m, turns)
+                   or prompt_date(m, msgs) or grounded(m.subject, m.object, m.text, msgs, across))
             if why:
                 out.report["dropped"].append({"text": m.text, "why": why})
             elif m.importance >= settings.admission_threshold and not restates_a_step(m.text, m.subject, taught):
@@ -437,10 +437,6 @@ def _memory_input(m: ExtractedMemory, turns: list[Message], named: dict[str, Ent
     )
 
 
-_PAST_PREDICATE = re.compile(r"(^|_)(from|left|leaves|former|formerly|previous|previously|past|old|used|ex|moved?|moves|"
-                             r"relocated?|relocates|transferred|switched|changed|sold|quit)(_|$)|以前|之前|原来")
-
-
 def _relations_as_said(msgs: list[Message], admitted: list[tuple[ExtractedMemory, list[Message]]],
                        names: list[str], report: dict) -> list[tuple[ExtractedMemory, list[Message]]]:
     """Relations between people as the turns state them. The model misreads "My brother is Femi
@@ -517,39 +513,6 @@ def _dropped(plan: list[tuple[MemoryIn, Decision]], ks: list[int], out: Folded) 
     return [step for k, step in enumerate(plan) if k not in ks]
 
 
-def _holds_what_was_left(m: ExtractedMemory, turns: list[Message]) -> str | None:
-    """Why a memory is dropped when its value is what its turn says was left ("我从东莞搬去了惠州"
-    read back as "works_at 东莞"), unless its predicate says so (``moved_from``, ``former_employer``)."""
-    value = set(keywords(m.object or ""))
-    if value and value <= left_terms(turns) and not _PAST_PREDICATE.search(normalise_predicate(m.predicate or "")):
-        return f"its value {m.object!r} is what its turn says was left"
-    return None
-
-
-def _without_prompt_date(text: str, msgs: list[Message]) -> str:
-    """A memory without the prompt's date line copied as when it began ("Jonah lives in Aurora
-    since 2026-04-01", where the turn said only "We bought a house in Aurora"): the fact stands,
-    the date no turn says goes."""
-    day = _unsaid_day(msgs)
-    if day is None or day not in text:
-        return text
-    return re.sub(rf"\s*,?\s*(?:since|as of|from|starting|on)\s+{day}\s*(?=[.!]?$)|(?:自|从|于){day}(?:起|开始)?",
-                  "", text).strip()
-
-
-def _prompt_date(m: ExtractedMemory, msgs: list[Message]) -> str | None:
-    """Why a memory is dropped when it states the date line of the prompt as a fact ("孙婷和何磊
-    的日期是2026-04-01") that no turn says."""
-    day = _unsaid_day(msgs)
-    return "it states the prompt's date line" if day is not None and day in f"{m.text} {m.object or ''}" else None
-
-
-def _unsaid_day(msgs: list[Message]) -> str | None:
-    """The date line of the window's prompt, where no turn says that date itself."""
-    day = f"{msgs[0].created_at:%Y-%m-%d}"
-    return None if any(day in x.content for x in msgs) else day
-
-
 EPISODE_CHARS = 200
 
 
@@ -559,42 +522,3 @@ def _what_was_said(msgs: list[Message]) -> str:
     said = " / ".join(f"{m.speaker or m.role}: {' '.join(m.content.split())}" for m in msgs if m.role != "assistant")
     said = said or " / ".join(" ".join(m.content.split()) for m in msgs)
     return said if len(said) <= EPISODE_CHARS else said[:EPISODE_CHARS].rstrip() + " ..."
-
-
-def source_turns(m: ExtractedMemory, msgs: list[Message], most: int = 2) -> list[Message]:
-    """The turns of the window a memory comes from. Candidates are the 1-2 turns sharing the
-    most of its keywords (subject and object included; a speaker's own turns before the
-    assistant's; where several people speak, a turn's speaker counts as named in it; only turns
-    that state at least half of its object's words, where any does), or the whole window when
-    none shares one (a paraphrase beyond recognition).
-    The turns the model numbered are validated against them: those among the candidates are
-    taken (the 1.5B model often numbers the turn before or after the right one), else the
-    candidates are."""
-    wanted = set(keywords(" ".join(x for x in (m.text, m.subject, m.object) if x)))
-    speakers = {x.speaker: set(keywords(x.speaker)) for x in msgs if x.speaker and x.role != "assistant"}
-    if len(speakers) < 2:  # one speaker: they say every turn alike
-        speakers = {}
-    value = sorted(set(keywords(m.object or "")) - set(keywords(m.subject or "")))
-    scored = [(len(wanted & (set(x.keywords or keywords(x.content)) | speakers.get(x.speaker, set()))),
-               x.role != "assistant", -i, x) for i, x in enumerate(msgs)]
-    stating = [s for s in scored if value and value_share(value, s[3]) >= 0.5]
-    scored = stating or scored  # the turns that state its value, where any does ("柴犬", not the turn beside it)
-    best = max((s[0] for s in scored), default=0)
-    candidates = list(msgs) if best == 0 else [
-        s[3] for s in sorted((s for s in scored if s[0] * 2 >= best), key=lambda s: s[:3], reverse=True)[:most]]
-    numbered = {msgs[n - 1].id for n in m.turns if 1 <= n <= len(msgs)}
-    agreed = [x for x in candidates if x.id in numbered]
-    return sorted(agreed or candidates, key=lambda x: x.seq)
-
-
-def _assistant_words(m: ExtractedMemory, turns: list[Message], msgs: list[Message], users: list[Message],
-                     across: Across | None = None) -> bool:
-    """A fact the user's turns do not hold, only the assistant's, and the user did not take up:
-    whether the model cited the assistant's turn or, as it often does, the user's turn beside it
-    ("可以听《文化有限》。" became "韩梅推荐《文化有限》" cited to her question; "推荐32G内存的MacBook
-    Pro。" became "何琳考虑了内存和价格" cited to her "再看看吧，先比比价")."""
-    if grounded(m.subject, m.object, m.text, users, across) is None:
-        return False
-    if not (turns and all(t.role == "assistant" for t in turns)):
-        turns = [a for a in msgs if a.role == "assistant" and grounded(m.subject, m.object, m.text, [*users, a], across) is None]
-    return unconfirmed_assistant_words(turns, msgs)
