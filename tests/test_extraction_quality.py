@@ -846,7 +846,7 @@ def test_what_stays_and_who_one_works_for_replace_nothing():
 
 
 def test_a_swap_keeps_the_place_the_turn_keeps_and_its_article():
-    from graphmem.lifecycle.admission import without_prompt_date
+    from graphmem.lifecycle.admission import as_words, without_prompt_date
     from graphmem.lifecycle.fold import _swapped
     from graphmem.lifecycle.swaps import _less_kept
 
@@ -863,6 +863,10 @@ def test_a_swap_keeps_the_place_the_turn_keeps_and_its_article():
     assert without_prompt_date("Jonah lives in Aurora since 2026-04-01", window) == "Jonah lives in Aurora"
     assert without_prompt_date("孙婷和何磊的日期是2026-04-01", window) == "孙婷和何磊的日期是2026-04-01"  # still dropped
     assert without_prompt_date("Jonah lives in Aurora", window) == "Jonah lives in Aurora"
+    # a memory written in the prompt's line format keeps its words, not the bars (held out 6, 15)
+    assert as_words("Amara does_activity | pilates") == "Amara does activity pilates"
+    assert as_words("唐慧 has_car | 理想") == "唐慧 has car 理想"
+    assert as_words("Tom's pub_quiz team meets on Fridays") == "Tom's pub_quiz team meets on Fridays"
 
 
 def test_a_pair_the_model_singles_out_is_read_as_ended():

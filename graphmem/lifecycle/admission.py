@@ -27,6 +27,18 @@ def holds_what_was_left(m: ExtractedMemory, turns: list[Message]) -> str | None:
     return None
 
 
+_LINE = re.compile(r"\s*\|\s*")
+
+
+def as_words(text: str) -> str:
+    """A memory the model wrote as the prompt writes known memories ("Amara does_activity |
+    pilates", "唐慧 has_car | 理想") in plain words ("Amara does activity pilates"): its words stand,
+    the line's bars and the predicate's underscores go."""
+    if "|" not in text:
+        return text
+    return " ".join(re.sub(r"(?<=[A-Za-z])_(?=[A-Za-z])", " ", part) for part in _LINE.split(text) if part.strip())
+
+
 def without_prompt_date(text: str, msgs: list[Message]) -> str:
     """A memory without the prompt's date line copied as when it began ("Jonah lives in Aurora
     since 2026-04-01", where the turn said only "We bought a house in Aurora"): the fact stands,

@@ -26,7 +26,7 @@ from ..text.crosslingual import Across
 from ..text.entities import is_noise_name
 from ..text.tokens import spaced
 from ..text.when import time_span
-from .admission import assistant_words, holds_what_was_left, prompt_date, source_turns, without_prompt_date
+from .admission import as_words, assistant_words, holds_what_was_left, prompt_date, source_turns, without_prompt_date
 from .attributes import Attributes
 from .builders import GraphBuilder, ModelIn, SpeakerIn, TaggedIn
 from .chains import ChainBuilder, Change
@@ -114,7 +114,7 @@ class WindowFolder:
             text, subject = addressed(m.text, resolve_subject(m.subject, user), user)  # "Your boss is ..." is the user's
             text = first_person(text, user)  # "I drink mint tea in the afternoon" is the speaker's
             text = without_self_naming(text, subject)  # "邵琪是邵琪，在南京……" from "我叫邵琪，在南京……"
-            text = without_prompt_date(text, msgs)  # "Jonah lives in Aurora since 2026-04-01"
+            text = without_prompt_date(as_words(text), msgs)  # "Jonah lives in Aurora since 2026-04-01"
             m = m.model_copy(update={"text": text, "subject": subject})
             if stray_object(m.subject, m.object, m.text, msgs, across) and store.find_entities(namespace, [m.object or ""]):
                 m = m.model_copy(update={"object": None})  # a known name copied from the prompt: its text stands
