@@ -18,7 +18,7 @@ from ..extract.people import (
     Tie, about_whom, addressed, agrees, first_person, relation_memory, relation_named, relation_of, relational, stated_ties, ties,
     whose, written_as,
 )
-from ..extract.schema import ExtractedMemory, Extraction, normalise_predicate, reads_like_a_workflow
+from ..extract.schema import ExtractedMemory, Extraction, reads_like_a_workflow
 from ..models import (SOURCE_CONFIDENCE, Edge, EdgeType, EntityIn, MemoryIn, MemoryRecord, Message, RelationIn, Session,
                       Source, Status, utcnow)
 from ..text import keywords, normalise_name
@@ -32,7 +32,7 @@ from .builders import GraphBuilder, ModelIn, SpeakerIn, TaggedIn
 from .chains import ChainBuilder, Change
 from .parts import Parts
 from .rules import (SPECIFIC_TOPIC_COS, Decision, Fact, decide, fact_of, merge_candidate, restates_a_step, same_subject,
-                    says_again_what_changed, states_a_replaced_value)
+                    same_triple, says_again_what_changed, states_a_replaced_value)
 from .swaps import carried_over, named_swap, rest_without, without_clause
 
 KNOWN_IN_PROMPT = 5  # related memories shown to the model with each window, by meaning
@@ -501,10 +501,7 @@ def _in_other_words(inp: MemoryIn, old: MemoryRecord, said: frozenset[str]) -> b
     """The candidate states the stored memory's subject, predicate and object again, and none of
     its own words comes from the user's turns: "韦娜 lives with 小周" after "小周搬走了" (resides_with
     小周) is a copy in other words; "林晓养旺财，家里没有狗了" (pets 旺财) says what the turn said."""
-    return (bool(inp.object and old.object and inp.predicate and old.predicate) and same_subject(inp.subject, old.subject)
-            and normalise_predicate(inp.predicate) == normalise_predicate(old.predicate)
-            and normalise_name(inp.object) == normalise_name(old.object)
-            and not any(names_most({k}, said) for k in set(keywords(inp.text)) - set(keywords(old.text))))
+    return same_triple(inp, old) and not any(names_most({k}, said) for k in set(keywords(inp.text)) - set(keywords(old.text)))
 
 
 def _dropped(plan: list[tuple[MemoryIn, Decision]], ks: list[int], out: Folded) -> list[tuple[MemoryIn, Decision]]:

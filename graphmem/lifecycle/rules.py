@@ -111,6 +111,12 @@ def same_subject(a: str | None, b: str | None) -> bool:
     return len(x) >= 1 and len(y) > len(x) and y[:len(x)] == x
 
 
+def same_triple(a: Fact | MemoryIn | MemoryRecord, b: Fact | MemoryIn | MemoryRecord) -> bool:
+    """One subject, the same predicate and the same object, each as the rules normalise them
+    (an empty predicate or object is no match)."""
+    return same_subject(a.subject, b.subject) and _same(a.predicate, b.predicate, True) and _same(a.object, b.object)
+
+
 def decide(candidate: Fact, similar: Sequence[tuple[Fact, float]], replaces: frozenset[str] = frozenset(),
            adds: bool = False, attribute: Callable[[str], str | None] | None = None) -> Decision:
     """``similar``: stored active memories with their cosine to the candidate, best first.
