@@ -11,7 +11,8 @@
 // params:  $namespace (string), $kind (string), $statuses (list<string>), $vector (list<float>),
 //          $ann (int): HNSW candidates asked, 0 for an exact scan, $vector_k (int), $pool (int),
 //          $query (string|null: Lucene syntax built by the store from escaped terms and scope
-//          tokens), $keyword_k (int), $rings (list<list<string>>): entity ids, nearest ring
+//          tokens), $keyword_k (int), $keyword_pool (int >= $keyword_k: Lucene's hits, of which
+//          ties go oldest first, then by id, as keyword_search.cypher says), $rings (list<list<string>>): entity ids, nearest ring
 //          first, $weights (map: entity id -> graph evidence), $pair_limit (int),
 //          $rescore (int), $graph_k (int), $rest (list<float>|null);
 //          {label}: the kind's label, {index}: its vector index, {vector}: the live vector
@@ -38,8 +39,9 @@ CALL (scored) {
 WITH seen, own, ranked[..$vector_k] AS top, ranked[$vector_k..] AS pool
 CALL () {
   UNWIND CASE WHEN $query IS NULL THEN [] ELSE [1] END AS go
-  CALL db.index.fulltext.queryNodes('record_terms', $query, {limit: $keyword_k}) YIELD node, score
+  CALL db.index.fulltext.queryNodes('record_terms', $query, {limit: $keyword_pool}) YIELD node, score
   WITH node, score WHERE node.namespace = $namespace
+  WITH node, score ORDER BY score DESC, node.created_at, node.id LIMIT $keyword_k
   RETURN collect([node.id, score]) AS keyword
 }
 CALL () {

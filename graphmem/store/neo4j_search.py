@@ -23,6 +23,7 @@ from .neo4j_rows import lucene_term as _lucene_term
 from .views import RecordView
 
 _LABEL_COUNT_TTL = 10.0
+TIE_SLACK = 16  # Lucene hits read beyond k, so that tied scores are cut at k in the embedded store's order
 _MAX_CANDIDATES = 5000  # the most HNSW candidates asked before an exact scan of the namespace
 
 
@@ -110,7 +111,7 @@ class SearchMixin:
         if lucene is None or k <= 0:
             return []
         return [(node_id, float(score)) for node_id, score in self._rows("keyword_search", query=lucene, k=k,
-                                                                           namespace=namespace)]
+                                                                           pool=k + TIE_SLACK, namespace=namespace)]
 
     def search_layer(self, namespace: str, ask: LayerAsk, vector: np.ndarray, text: str) -> LayerHits:
         """One query (``recall_layer.cypher``) where the store's single calls would take five
@@ -126,7 +127,7 @@ class SearchMixin:
                 "recall_layer", _ids=self._ann_ids(ask.kind), namespace=namespace, kind=ask.kind,
                 statuses=[Status(s).value for s in ask.statuses], vector=q, ann=ann, vector_k=k,
                 pool=ask.pool, query=_lucene(namespace, ask.kind, text, ask.statuses),
-                keyword_k=ask.keyword_k, rings=[list(ring) for ring in ask.rings], weights=dict(ask.weights),
+                keyword_k=ask.keyword_k, keyword_pool=ask.keyword_k + TIE_SLACK, rings=[list(ring) for ring in ask.rings], weights=dict(ask.weights),
                 pair_limit=ask.pair_limit, rescore=ask.rescore if ask.graph_k else 0, graph_k=ask.graph_k,
                 rest=None if ask.rest is None else unit_query(ask.rest, self.dim).tolist(),
             )
