@@ -78,7 +78,8 @@ EXTRACTED = {("en", 1): 0.93, ("en", 2): 0.95, ("en", 3): 1.0, ("zh", 1): 1.0, (
 # zh 1.000 everywhere (first asked: en 1.000 everywhere, zh 0.900 / 0.857 / 1.000)
 HELD_OUT = {("en", 1): 0.95, ("en", 2): 1.0, ("en", 3): 1.0, ("zh", 1): 1.0, ("zh", 2): 1.0, ("zh", 3): 1.0}
 # (facts people state that are memories of theirs at least, memories giving one to another person)
-FACTS = {"set": (90, 0), "held out": (67, 0)}
+# (Neo4j's own replies to the 5 held-out windows it prompts otherwise keep 65)
+FACTS = {"set": (90, 0), "held out": (67, 0), "held out, neo4j": (65, 0)}
 
 
 class WindowReplay(ReplayExtractor):
@@ -137,15 +138,18 @@ def test_with_extraction_every_relation_is_an_edge_and_answers_rank_above_their_
         mem.close()
 
 
-def test_held_out_households_with_extraction(tmp_path):
+def test_held_out_households_with_extraction(backend, tmp_path):
     households = relations_set.load(relations_set.HELDOUT)
     assert len(households) >= 4 and {h.lang for h in households} == {"en", "zh"}
-    mem = _extracted(lambda **kw: make_memory("embedded", tmp_path, **kw), households, relations_set.HELDOUT_RECORDINGS)
+    # Neo4j shows the model other known memories beside 5 of the 20 windows (Lucene's BM25): their
+    # own replies are recorded, and the figures are the embedded store's
+    mem = _extracted(lambda **kw: make_memory(backend, tmp_path, **kw), households, relations_set.HELDOUT_RECORDINGS)
     try:
         rates = _rates(relations_set.evaluate(mem, households, layers=None))
         assert all(rates[key] >= floor - 1e-9 for key, floor in HELD_OUT.items()), rates
         right, elsewhere, _ = relations_set.facts_stored(mem, households)
-        assert right >= FACTS["held out"][0] and elsewhere == 0, (right, elsewhere)
+        floor = FACTS["held out" if backend == "embedded" else "held out, neo4j"][0]
+        assert right >= floor and elsewhere == 0, (right, elsewhere)
         fast = _rates(relations_set.evaluate(mem, households))  # the turns alone
         assert all(rate == 1.0 for rate in fast.values()), fast
     finally:
