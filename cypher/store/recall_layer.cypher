@@ -11,10 +11,11 @@
 // params:  $namespace (string), $kind (string), $statuses (list<string>), $vector (list<float>),
 //          $ann (int): HNSW candidates asked, 0 for an exact scan, $vector_k (int), $pool (int),
 //          $query (string|null: Lucene syntax built by the store from escaped terms and scope
-//          tokens), $keyword_k (int), $keyword_pool (int >= $keyword_k: Lucene's hits, of which
-//          ties go oldest first, then by id, as keyword_search.cypher says), $rings (list<list<string>>): entity ids, nearest ring
-//          first, $weights (map: entity id -> graph evidence), $pair_limit (int),
-//          $rescore (int), $graph_k (int), $rest (list<float>|null);
+//          tokens), $keyword_k (int), $keyword_pool (int >= $keyword_k: Lucene's hits read, whose
+//          ties go oldest first, then by id, as in keyword_search.cypher),
+//          $rings (list<list<string>>): entity ids, nearest ring first, $weights (map: entity
+//          id -> graph evidence), $pair_limit (int), $rescore (int), $graph_k (int),
+//          $rest (list<float>|null);
 //          {label}: the kind's label, {index}: its vector index, {vector}: the live vector
 //          property, {ann}: the part that asks the index for this namespace's candidates on this
 //          server's line (cypher/parts/)

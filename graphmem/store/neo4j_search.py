@@ -127,7 +127,8 @@ class SearchMixin:
                 "recall_layer", _ids=self._ann_ids(ask.kind), namespace=namespace, kind=ask.kind,
                 statuses=[Status(s).value for s in ask.statuses], vector=q, ann=ann, vector_k=k,
                 pool=ask.pool, query=_lucene(namespace, ask.kind, text, ask.statuses),
-                keyword_k=ask.keyword_k, keyword_pool=ask.keyword_k + TIE_SLACK, rings=[list(ring) for ring in ask.rings], weights=dict(ask.weights),
+                keyword_k=ask.keyword_k, keyword_pool=ask.keyword_k + TIE_SLACK, rings=[list(ring) for ring in ask.rings],
+                weights=dict(ask.weights),
                 pair_limit=ask.pair_limit, rescore=ask.rescore if ask.graph_k else 0, graph_k=ask.graph_k,
                 rest=None if ask.rest is None else unit_query(ask.rest, self.dim).tolist(),
             )
