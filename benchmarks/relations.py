@@ -91,8 +91,8 @@ def main() -> None:
             relations_set.ingest(llm, h)
             llm.flush()
         took = time.perf_counter() - t0
-        if args.record:
-            recorder.recordings.save()
+        if args.record:  # every reply kept: the Neo4j stores ask a few prompts of their own (tests/test_relations.py)
+            recorder.recordings.save(only_used=False)
         for name, sets in rows.items():
             options = recall_options(sets)
             for by in ("turns", "items"):
