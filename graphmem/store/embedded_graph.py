@@ -112,7 +112,7 @@ class GraphMixin:
             import networkx as nx
 
             graph = nx.MultiDiGraph()
-            graph.add_edges_from((source, target, key) for source, target, key in rows)
+            graph.add_edges_from(rows)  # (source, target, key): a key as its third item
             self._graphs[namespace] = graph
         return graph
 
